@@ -1,0 +1,211 @@
+// Package meta is the node's metadata plane: it proposes commands to the
+// shared SQL log with group commit, tails the log, applies every row to the
+// domain State and publishes an immutable view per applied batch. Request
+// paths read the view and never query SQL.
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Errors returned to proposers and readers.
+var (
+	// ErrHalted: a row failed to decode; this node stopped applying the log
+	// rather than fork from the other replicas. Operator action is needed.
+	ErrHalted = errors.New("meta: metadata log halted")
+	// ErrOutcomeUnknown: the proposal may or may not have been committed (the
+	// caller gave up waiting, or the row was folded into a snapshot first).
+	// Re-read the view before retrying.
+	ErrOutcomeUnknown = errors.New("meta: proposal outcome unknown")
+	// ErrClosed: the plane was closed.
+	ErrClosed = errors.New("meta: plane closed")
+	// ErrUnavailable: the log could not be written for longer than the
+	// append timeout.
+	ErrUnavailable = errors.New("meta: metadata log unavailable")
+)
+
+// Config tunes a Plane. Zero values take the defaults.
+type Config struct {
+	Log    ports.MetaLog
+	Logger *slog.Logger
+	// MaxBatch bounds the commands group-committed in one row (256).
+	MaxBatch int
+	// SnapshotEvery is the number of applied rows between snapshots (1024).
+	SnapshotEvery uint64
+	// PollInterval is how often the tailer polls when no notification
+	// arrives (50 ms; notifications wake it sooner).
+	PollInterval time.Duration
+	// AppendTimeout bounds how long one row is retried against a failing
+	// database before its proposers get ErrUnavailable (10 s).
+	AppendTimeout time.Duration
+	// QueueDepth bounds queued proposals; Propose blocks when full (4096).
+	QueueDepth int
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 256
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = 1024
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 50 * time.Millisecond
+	}
+	if c.AppendTimeout <= 0 {
+		c.AppendTimeout = 10 * time.Second
+	}
+	if c.QueueDepth <= 0 {
+		c.QueueDepth = 4096
+	}
+}
+
+// Plane is one node's view of the metadata log.
+type Plane struct {
+	cfg    Config
+	log    ports.MetaLog
+	logger *slog.Logger
+	view   atomic.Pointer[domain.State]
+	queue  chan *proposal
+	nudge  chan struct{}
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+
+	mu       sync.Mutex
+	applied  uint64
+	changed  chan struct{}       // closed and replaced after every publish
+	pending  map[uint64]*rowWait // rows this node is appending, by index
+	halted   error
+	closed   bool
+	snapshot uint64 // index of the last snapshot this node knows of
+}
+
+// Open loads the latest snapshot, replays the log to its tail, and starts
+// tailing and proposing in the background.
+func Open(ctx context.Context, cfg Config) (*Plane, error) {
+	cfg.defaults()
+	p := &Plane{cfg: cfg, log: cfg.Log, logger: cfg.Logger,
+		queue: make(chan *proposal, cfg.QueueDepth), nudge: make(chan struct{}, 1),
+		changed: make(chan struct{}), pending: map[uint64]*rowWait{}}
+	st := domain.NewState()
+	p.view.Store(&st)
+	t := &tailer{p: p, state: st}
+	if err := t.installSnapshot(ctx); err != nil && !errors.Is(err, ports.ErrNoSnapshot) {
+		return nil, fmt.Errorf("meta: load snapshot: %w", err)
+	}
+	for {
+		n, err := t.step(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("meta: replay: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	p.done.Add(2)
+	go func() { defer p.done.Done(); t.run(runCtx) }()
+	go func() { defer p.done.Done(); p.flush(runCtx) }()
+	return p, nil
+}
+
+// View returns the latest published state. It is immutable: its maps are
+// persistent and never change, so it may be read without locks for as long
+// as the caller likes. Do not Apply commands to it.
+func (p *Plane) View() domain.State { return *p.view.Load() }
+
+// Applied returns the index of the last applied row.
+func (p *Plane) Applied() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.applied
+}
+
+// WaitFor blocks until row index is applied (and its view published).
+func (p *Plane) WaitFor(ctx context.Context, index uint64) error {
+	for {
+		p.mu.Lock()
+		applied, ch, halted := p.applied, p.changed, p.halted
+		p.mu.Unlock()
+		if applied >= index {
+			return nil
+		}
+		if halted != nil {
+			return halted
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Health returns nil while the plane applies the log and accepts proposals,
+// or the reason it cannot (halted or closed).
+func (p *Plane) Health() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.halted != nil {
+		return p.halted
+	}
+	if p.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close stops tailing and proposing. Queued proposals fail with ErrClosed.
+// It does not close the log.
+func (p *Plane) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.done.Wait()
+	p.failQueued(ErrClosed)
+	return nil
+}
+
+// publish stores a new view and wakes waiters. Called by the tailer only.
+func (p *Plane) publish(st domain.State) {
+	v := st
+	p.view.Store(&v)
+	p.mu.Lock()
+	p.applied = st.Index
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// halt stops metadata writes on this node for good.
+func (p *Plane) halt(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.halted == nil {
+		p.halted = fmt.Errorf("%w: %v", ErrHalted, err)
+		p.logger.Error("metadata log halted: this node will not apply or propose until restarted", "err", err)
+		close(p.changed)
+		p.changed = make(chan struct{})
+	}
+}
+
+func (p *Plane) wake() {
+	select {
+	case p.nudge <- struct{}{}:
+	default:
+	}
+}

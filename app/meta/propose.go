@@ -1,0 +1,267 @@
+package meta
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// proposal is one Propose call: its commands always share a row.
+type proposal struct {
+	cmds      []domain.Command
+	done      chan struct{}
+	results   []domain.Result
+	err       error
+	abandoned atomic.Bool // the caller gave up before its row was written
+}
+
+// rowWait is the bookkeeping for one row this node is appending; the tailer
+// fills it when it applies the row at that index.
+type rowWait struct {
+	payload []byte
+	results []domain.Result
+	state   rowState
+}
+
+type rowState uint8
+
+const (
+	rowWaiting rowState = iota
+	rowApplied          // the row at this index was applied; results set if it is ours
+	rowSkipped          // folded into an installed snapshot: outcome unknown
+)
+
+// applied records the results of the row at this index. The payload is kept
+// to tell our row from another writer's after an ambiguous append error.
+func (w *rowWait) applied(payload []byte, results []domain.Result) {
+	w.state = rowApplied
+	if bytes.Equal(payload, w.payload) {
+		w.results = results
+	}
+}
+
+func (w *rowWait) skipped() { w.state = rowSkipped }
+
+// Propose appends cmds to the log as part of one row (group-committed with
+// other proposals) and returns their results once the row is applied and the
+// view that contains it is published: the caller always reads its own write.
+// A context error or ErrOutcomeUnknown means the commands may still commit.
+func (p *Plane) Propose(ctx context.Context, cmds ...domain.Command) ([]domain.Result, error) {
+	if len(cmds) == 0 || len(cmds) > p.cfg.MaxBatch {
+		return nil, fmt.Errorf("meta: propose 1..%d commands, not %d", p.cfg.MaxBatch, len(cmds))
+	}
+	if err := p.Health(); err != nil {
+		return nil, err
+	}
+	pr := &proposal{cmds: cmds, done: make(chan struct{})}
+	select {
+	case p.queue <- pr:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-pr.done:
+		return pr.results, pr.err
+	case <-ctx.Done():
+		pr.abandoned.Store(true)
+		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
+	}
+}
+
+// ProposeOne proposes a single command.
+func (p *Plane) ProposeOne(ctx context.Context, cmd domain.Command) (domain.Result, error) {
+	res, err := p.Propose(ctx, cmd)
+	if err != nil {
+		return domain.Result{}, err
+	}
+	return res[0], nil
+}
+
+// flush is the group-commit loop: one row in flight per process, filled with
+// every proposal queued while the previous row was being written.
+func (p *Plane) flush(ctx context.Context) {
+	next := p.Applied() + 1
+	var carry *proposal // a proposal that did not fit the previous row
+	defer func() {
+		if carry != nil {
+			carry.finish(nil, ErrClosed)
+		}
+	}()
+	for {
+		first := carry
+		if first == nil {
+			select {
+			case first = <-p.queue:
+			case <-ctx.Done():
+				return
+			}
+		}
+		var batch []*proposal
+		batch, carry = p.gather(first)
+		if len(batch) == 0 {
+			continue
+		}
+		if idx, err := p.commitRow(ctx, batch, next); err == nil {
+			next = idx + 1
+		}
+	}
+}
+
+// gather takes queued proposals without waiting, up to MaxBatch commands. A
+// proposal that would overflow the row is returned to lead the next one.
+func (p *Plane) gather(first *proposal) (batch []*proposal, carry *proposal) {
+	n := 0
+	for pr := first; ; {
+		if pr.abandoned.Load() {
+			pr.finish(nil, ErrOutcomeUnknown)
+		} else {
+			batch = append(batch, pr)
+			n += len(pr.cmds)
+		}
+		if n >= p.cfg.MaxBatch {
+			return batch, nil
+		}
+		select {
+		case pr = <-p.queue:
+			if n+len(pr.cmds) > p.cfg.MaxBatch {
+				return batch, pr
+			}
+		default:
+			return batch, nil
+		}
+	}
+}
+
+func (pr *proposal) finish(results []domain.Result, err error) {
+	pr.results, pr.err = results, err
+	close(pr.done)
+}
+
+// commitRow appends the batch as one row at the first free index at or after
+// next, waits until the tailer applied it, and delivers each proposal's
+// results. It returns the row's index.
+func (p *Plane) commitRow(ctx context.Context, batch []*proposal, next uint64) (uint64, error) {
+	var cmds []domain.Command
+	for _, pr := range batch {
+		cmds = append(cmds, pr.cmds...)
+	}
+	payload := domain.EncodeRow(cmds)
+	idx, err := p.appendRow(ctx, payload, next)
+	if err != nil {
+		for _, pr := range batch {
+			pr.finish(nil, err)
+		}
+		return 0, err
+	}
+	results, err := p.awaitRow(ctx, idx)
+	p.mu.Lock()
+	delete(p.pending, idx)
+	p.mu.Unlock()
+	off := 0
+	for _, pr := range batch {
+		if err != nil {
+			pr.finish(nil, err)
+			continue
+		}
+		pr.finish(results[off:off+len(pr.cmds)], nil)
+		off += len(pr.cmds)
+	}
+	return idx, nil
+}
+
+// appendRow writes payload at the next free index. An append whose outcome
+// is ambiguous (the connection failed mid-statement) is resolved by reading
+// the row back, so a command is never written twice.
+func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uint64, error) {
+	deadline := time.Now().Add(p.cfg.AppendTimeout)
+	backoff := 5 * time.Millisecond
+	idx := max(next, p.Applied()+1)
+	for {
+		w := &rowWait{payload: payload}
+		p.mu.Lock()
+		if p.halted != nil {
+			p.mu.Unlock()
+			return 0, p.halted
+		}
+		p.pending[idx] = w // before the insert: the tailer may apply it at once
+		p.mu.Unlock()
+		err := p.log.Append(ctx, idx, payload)
+		if err != nil && !errors.Is(err, ports.ErrConflict) {
+			err = p.resolveAmbiguous(ctx, idx, payload, err)
+		}
+		if err == nil {
+			p.wake()
+			return idx, nil
+		}
+		p.mu.Lock()
+		delete(p.pending, idx)
+		p.mu.Unlock()
+		if errors.Is(err, ports.ErrConflict) {
+			last, lerr := p.log.LastIndex(ctx)
+			if lerr == nil {
+				idx = max(last+1, idx+1)
+				p.wake()
+				continue
+			}
+			err = lerr
+		}
+		if ctx.Err() != nil {
+			return 0, ErrClosed
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		p.logger.Warn("metadata append failed, retrying", "index", idx, "err", err, "backoff", backoff)
+		time.Sleep(backoff)
+		backoff = min(backoff*2, 500*time.Millisecond)
+	}
+}
+
+// resolveAmbiguous decides whether a failed append at idx stored our row: nil
+// if it did, ErrConflict if another row is there, the original error if the
+// slot is still empty or cannot be read.
+func (p *Plane) resolveAmbiguous(ctx context.Context, idx uint64, payload []byte, cause error) error {
+	rows, err := p.log.Read(ctx, idx-1, 1)
+	if err != nil || len(rows) == 0 || rows[0].Index != idx {
+		return cause
+	}
+	if bytes.Equal(rows[0].Payload, payload) {
+		return nil
+	}
+	return ports.ErrConflict
+}
+
+// awaitRow waits for the tailer to apply row idx and returns its results.
+func (p *Plane) awaitRow(ctx context.Context, idx uint64) ([]domain.Result, error) {
+	if err := p.WaitFor(ctx, idx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrClosed
+		}
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.pending[idx]
+	if w == nil || w.state != rowApplied || w.results == nil {
+		return nil, ErrOutcomeUnknown
+	}
+	return w.results, nil
+}
+
+// failQueued fails every proposal still queued.
+func (p *Plane) failQueued(err error) {
+	for {
+		select {
+		case pr := <-p.queue:
+			pr.finish(nil, err)
+		default:
+			return
+		}
+	}
+}

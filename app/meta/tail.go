@@ -1,0 +1,152 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// readLimit bounds the rows fetched per read.
+const readLimit = 1024
+
+// tailer owns the mutable working state; only its goroutine touches it.
+type tailer struct {
+	p     *Plane
+	state domain.State
+	snap  *snapshotter
+}
+
+// run tails until ctx ends or the log halts. Wake-ups come from local
+// appends, database notifications, and a poll timer as the fallback.
+func (t *tailer) run(ctx context.Context) {
+	notes := t.subscribe(ctx)
+	timer := time.NewTimer(t.p.cfg.PollInterval)
+	defer timer.Stop()
+	backoff := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		n, err := t.step(ctx)
+		switch {
+		case errors.Is(err, ErrHalted):
+			return
+		case err != nil && ctx.Err() == nil:
+			t.p.logger.Warn("metadata tail failed, retrying", "err", err, "backoff", backoff)
+			n, backoff = 0, min(backoff*2, time.Second)
+		case err == nil:
+			backoff = 10 * time.Millisecond
+		}
+		if n > 0 && err == nil {
+			continue // more rows may be waiting
+		}
+		if err != nil {
+			timer.Reset(backoff)
+		} else {
+			timer.Reset(t.p.cfg.PollInterval)
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.p.nudge:
+		case <-notes:
+		case <-timer.C:
+		}
+	}
+}
+
+func (t *tailer) subscribe(ctx context.Context) <-chan struct{} {
+	n, ok := t.p.log.(ports.LogNotifier)
+	if !ok {
+		return nil
+	}
+	ch, err := n.Notifications(ctx)
+	if err != nil {
+		t.p.logger.Warn("metadata notifications unavailable, polling only", "err", err)
+		return nil
+	}
+	return ch
+}
+
+// step reads and applies one batch of rows; it returns how many it applied.
+func (t *tailer) step(ctx context.Context) (int, error) {
+	if err := t.p.Health(); errors.Is(err, ErrHalted) {
+		return 0, err
+	}
+	rows, err := t.p.log.Read(ctx, t.state.Index, readLimit)
+	if errors.Is(err, ports.ErrTruncated) {
+		return 0, t.installSnapshot(ctx)
+	}
+	if err != nil {
+		return 0, err
+	}
+	for i, row := range rows {
+		if row.Index != t.state.Index+1 {
+			// Rows vanished under us: another node truncated past our position.
+			if i > 0 {
+				t.p.publish(t.state)
+			}
+			return i, t.installSnapshot(ctx)
+		}
+		if err := t.applyRow(row); err != nil {
+			t.p.publish(t.state)
+			t.p.halt(err)
+			return i, ErrHalted
+		}
+	}
+	if len(rows) > 0 {
+		t.p.publish(t.state)
+		t.maybeSnapshot(ctx)
+	}
+	return len(rows), nil
+}
+
+// applyRow applies one row and hands its results to this node's waiter, if
+// the row is one this node is appending.
+func (t *tailer) applyRow(row ports.Row) error {
+	cmds, err := domain.DecodeRow(row.Payload)
+	if err != nil {
+		return fmt.Errorf("row %d: %w", row.Index, err)
+	}
+	results := t.state.ApplyRow(row.Index, cmds)
+	t.p.mu.Lock()
+	if w := t.p.pending[row.Index]; w != nil {
+		w.applied(row.Payload, results)
+	}
+	t.p.mu.Unlock()
+	return nil
+}
+
+// installSnapshot replaces the working state with the stored snapshot when
+// it is ahead of us. Waiters for rows folded into it learn only that their
+// outcome is unknown.
+func (t *tailer) installSnapshot(ctx context.Context) error {
+	snap, err := t.p.log.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if snap.Index <= t.state.Index {
+		return fmt.Errorf("meta: log truncated past %d but the snapshot is only at %d", t.state.Index, snap.Index)
+	}
+	st, err := domain.DecodeState(snap.Payload)
+	if err != nil {
+		t.p.halt(fmt.Errorf("snapshot at %d: %w", snap.Index, err))
+		return ErrHalted
+	}
+	if st.Index != snap.Index {
+		t.p.halt(fmt.Errorf("snapshot stored at %d holds state of row %d", snap.Index, st.Index))
+		return ErrHalted
+	}
+	t.state = st
+	t.p.mu.Lock()
+	t.p.snapshot = max(t.p.snapshot, snap.Index)
+	for idx, w := range t.p.pending {
+		if idx <= snap.Index {
+			w.skipped()
+		}
+	}
+	t.p.mu.Unlock()
+	t.p.publish(t.state)
+	t.p.logger.Info("installed metadata snapshot", "index", snap.Index, "streams", st.StreamCount())
+	return nil
+}

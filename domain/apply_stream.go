@@ -1,0 +1,183 @@
+package domain
+
+func (s *State) createStream(c *CreateStream) Result {
+	switch {
+	case c.Name == "" || len(c.Name) > MaxNameLen:
+		return reject(ResultInvalid, "stream name must be 1..%d bytes", MaxNameLen)
+	case len(c.Meta) > MaxMetaLen:
+		return reject(ResultInvalid, "stream meta longer than %d bytes", MaxMetaLen)
+	}
+	if id, taken := s.names.Get(c.Name); taken {
+		return Result{Code: ResultExists, Value: id, Reason: "stream name taken"}
+	}
+	st := &Stream{ID: s.NextStreamID, Name: c.Name, Meta: c.Meta, CreatedMs: c.NowMs}
+	s.NextStreamID++
+	if c.Open {
+		st.Owner, st.OwnerEpoch, st.Epoch, st.Open = c.By.Node, c.By.Epoch, 1, true
+		s.reassign(0, c.By.Node)
+	}
+	s.streams = s.streams.Set(st.ID, st)
+	s.names = s.names.Set(st.Name, st.ID)
+	return ok(st.ID)
+}
+
+func (s *State) openStream(c *OpenStream) Result {
+	old, found := s.Stream(c.Stream)
+	switch {
+	case !found:
+		return reject(ResultNotFound, "stream %d does not exist", c.Stream)
+	case c.Epoch == old.Epoch && s.isWriter(old, c.By):
+		return redundant(c.Epoch)
+	case c.Epoch <= old.Epoch:
+		return reject(ResultStaleEpoch, "stream %d is at epoch %d, cannot open at %d", c.Stream, old.Epoch, c.Epoch)
+	case s.IsOpen(old):
+		return reject(ResultNotClosed, "stream %d is open on node %d", c.Stream, old.Owner)
+	case old.TransferTo != 0 && old.TransferTo != c.By.Node:
+		return reject(ResultConflict, "stream %d is transferring to node %d", c.Stream, old.TransferTo)
+	}
+	st := *old
+	st.Epoch, st.Owner, st.OwnerEpoch, st.Open, st.TransferTo = c.Epoch, c.By.Node, c.By.Epoch, true, 0
+	s.reassign(old.Owner, c.By.Node)
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(c.Epoch)
+}
+
+func (s *State) closeStream(c *CloseStream) Result {
+	old, found := s.Stream(c.Stream)
+	switch {
+	case !found:
+		return reject(ResultNotFound, "stream %d does not exist", c.Stream)
+	case c.Epoch != old.Epoch:
+		return reject(ResultStaleEpoch, "stream %d is at epoch %d, not %d", c.Stream, old.Epoch, c.Epoch)
+	case !s.IsOpen(old):
+		return redundant(c.Epoch)
+	case !s.isWriter(old, c.By):
+		return reject(ResultStaleEpoch, "stream %d is open on node %d, not %d", c.Stream, old.Owner, c.By.Node)
+	}
+	st := *old
+	st.Open = false
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(c.Epoch)
+}
+
+func (s *State) setStreamMeta(c *SetStreamMeta) Result {
+	old, r, allowed := s.writable(c.Stream, c.Epoch, c.By)
+	if !allowed {
+		return r
+	}
+	if len(c.Meta) > MaxMetaLen {
+		return reject(ResultInvalid, "stream meta longer than %d bytes", MaxMetaLen)
+	}
+	st := *old
+	st.Meta = c.Meta
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(c.Epoch)
+}
+
+func (s *State) trimStream(c *TrimStream) Result {
+	old, r, allowed := s.writable(c.Stream, c.Epoch, c.By)
+	switch {
+	case !allowed:
+		return r
+	case c.Start > old.End:
+		return reject(ResultInvalid, "trim to %d beyond the committed end %d", c.Start, old.End)
+	case c.Start <= old.Start:
+		return redundant(old.Start)
+	}
+	st := *old
+	st.Start = c.Start
+	var drop []uint64
+	old.Objects.All(func(start, id uint64) bool {
+		o, _ := s.Object(id)
+		if rangeOf(o, st.ID).End > c.Start {
+			return false
+		}
+		drop = append(drop, start)
+		return true
+	})
+	for _, start := range drop {
+		id, _ := st.Objects.Get(start)
+		st.Objects = st.Objects.Delete(start)
+		s.unref(id, GarbageTrimmed)
+	}
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(c.Start)
+}
+
+func (s *State) deleteStream(c *DeleteStream) Result {
+	old, found := s.Stream(c.Stream)
+	switch {
+	case !found:
+		return reject(ResultNotFound, "stream %d does not exist", c.Stream)
+	case c.Epoch != old.Epoch:
+		return reject(ResultStaleEpoch, "stream %d is at epoch %d, not %d", c.Stream, old.Epoch, c.Epoch)
+	case s.IsOpen(old) && !s.isWriter(old, c.By):
+		return reject(ResultNotClosed, "stream %d is open on node %d", c.Stream, old.Owner)
+	}
+	old.Objects.All(func(_, id uint64) bool {
+		s.unref(id, GarbageDeleted)
+		return true
+	})
+	s.reassign(old.Owner, 0)
+	s.streams = s.streams.Delete(old.ID)
+	s.names = s.names.Delete(old.Name)
+	return ok(old.ID)
+}
+
+// isWriter reports whether p is the live process that holds st open.
+func (s *State) isWriter(st *Stream, p Proposer) bool {
+	return s.IsOpen(st) && st.Owner == p.Node && st.OwnerEpoch == p.Epoch
+}
+
+// writable returns the stream if p is its writer at epoch, else a rejection.
+func (s *State) writable(id, epoch uint64, p Proposer) (*Stream, Result, bool) {
+	st, found := s.Stream(id)
+	switch {
+	case !found:
+		return nil, reject(ResultNotFound, "stream %d does not exist", id), false
+	case st.Epoch != epoch:
+		return nil, reject(ResultStaleEpoch, "stream %d is at epoch %d, not %d", id, st.Epoch, epoch), false
+	case !s.isWriter(st, p):
+		return nil, reject(ResultStaleEpoch, "node %d epoch %d is not the writer of stream %d", p.Node, p.Epoch, id), false
+	}
+	return st, Result{}, true
+}
+
+func (s *State) startTransfer(c *StartTransfer) Result {
+	old, found := s.Stream(c.Stream)
+	if !found {
+		return reject(ResultNotFound, "stream %d does not exist", c.Stream)
+	}
+	if n, known := s.Node(c.To); !known || n.Slots == 0 {
+		return reject(ResultInvalid, "transfer target node %d is not registered with slots", c.To)
+	}
+	switch {
+	case old.TransferTo == c.To || (old.TransferTo == 0 && old.Owner == c.To):
+		return redundant(uint64(c.To))
+	case old.TransferTo != 0:
+		return reject(ResultConflict, "stream %d is already transferring to node %d", c.Stream, old.TransferTo)
+	}
+	st := *old
+	st.TransferTo = c.To
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(uint64(c.To))
+}
+
+func (s *State) completeTransfer(c *CompleteTransfer) Result {
+	old, found := s.Stream(c.Stream)
+	switch {
+	case !found:
+		return reject(ResultNotFound, "stream %d does not exist", c.Stream)
+	case old.TransferTo == 0:
+		return redundant(uint64(old.Owner))
+	case c.Epoch != old.Epoch:
+		return reject(ResultStaleEpoch, "stream %d is at epoch %d, not %d", c.Stream, old.Epoch, c.Epoch)
+	case s.IsOpen(old):
+		return reject(ResultNotClosed, "stream %d is still open on node %d", c.Stream, old.Owner)
+	}
+	st := *old
+	st.Owner, st.Open, st.TransferTo = old.TransferTo, false, 0
+	s.reassign(old.Owner, st.Owner)
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(uint64(st.Owner))
+}

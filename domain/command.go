@@ -1,0 +1,248 @@
+package domain
+
+// Code is a command's fixed wire code. Codes are append-only: never reuse or
+// renumber one (testdata/codes.txt is checked against this table).
+type Code uint16
+
+// Command codes.
+const (
+	CodeRegisterNode       Code = 1
+	CodeSetSlots           Code = 2
+	CodeCreateStream       Code = 3
+	CodeOpenStream         Code = 4
+	CodeCloseStream        Code = 5
+	CodeSetStreamMeta      Code = 6
+	CodeTrimStream         Code = 7
+	CodeDeleteStream       Code = 8
+	CodeReserveObjects     Code = 9
+	CodeCommitObjects      Code = 10
+	CodeCompactObjects     Code = 11
+	CodeStartTransfer      Code = 12
+	CodeCompleteTransfer   Code = 13
+	CodeExpireReservations Code = 14
+	CodeDestroyObjects     Code = 15
+	CodePutKV              Code = 16
+	CodePutKVIf            Code = 17
+	CodeDeleteKV           Code = 18
+	CodeDeleteKVIf         Code = 19
+)
+
+// Command is one metadata change. Every command carries all the inputs Apply
+// needs, including time, stamped by the proposer.
+type Command interface {
+	Code() Code
+	encode(e *encoder)
+	decode(d *decoder)
+}
+
+// Proposer identifies the process that proposed a command. Apply rejects a
+// command whose proposer is not registered at exactly this epoch
+// (ResultNodeFenced): a restarted node's predecessor can change nothing.
+type Proposer struct {
+	Node  NodeID
+	Epoch uint64
+}
+
+// RegisterNode records a node process. Effect: a higher Epoch than the
+// recorded one replaces address, slots and epoch (fencing the previous
+// process); the same epoch with the same fields is ResultRedundant; anything
+// else is ResultNodeFenced. Result value: the epoch.
+type RegisterNode struct {
+	Node    NodeID
+	Epoch   uint64
+	Address string
+	Slots   uint32
+	NowMs   int64
+}
+
+// SetSlots changes a registered node's placement weight (0 excludes it from
+// new placements). Result value: the new slots.
+type SetSlots struct {
+	By    Proposer
+	Node  NodeID
+	Slots uint32
+}
+
+// CreateStream creates a named stream with its configuration. With Open it is
+// opened on the proposer at epoch 1 in the same step, so a stream never exists
+// half-created. A taken name is ResultExists with the existing id. Result
+// value: the new stream id.
+type CreateStream struct {
+	By    Proposer
+	Name  string
+	Meta  []byte
+	Open  bool
+	NowMs int64
+}
+
+// OpenStream makes the proposer the stream's writer at Epoch, which must be
+// above the current epoch: this is the fence. The stream must not be open on
+// another live process, and a pending transfer reserves it for its target.
+// Opening again at the current epoch by the same process is ResultRedundant.
+// Result value: the epoch.
+type OpenStream struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+}
+
+// CloseStream releases the proposer's ownership at Epoch. Idempotent.
+type CloseStream struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+}
+
+// SetStreamMeta replaces the stream's configuration; only its open writer at
+// Epoch may do so.
+type SetStreamMeta struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+	Meta   []byte
+}
+
+// TrimStream raises the stream's start offset to Start (<= End); objects that
+// lie wholly below it are marked as garbage. A lower or equal Start is
+// ResultRedundant.
+type TrimStream struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+	Start  uint64
+}
+
+// DeleteStream removes a stream and its name (reusable at once) and marks its
+// objects. Epoch must equal the stream's epoch, so a stream reopened since the
+// caller looked is not deleted; an open stream may only be deleted by its
+// writer.
+type DeleteStream struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+}
+
+// ReserveObjects reserves Count (1..MaxReserve) consecutive object ids for the
+// proposer until NowMs+TTLMs; ids are reserved before any bytes are written so
+// that an abandoned upload is always found and collected. Result value: the
+// first id.
+type ReserveObjects struct {
+	By    Proposer
+	Count uint32
+	TTLMs int64
+	NowMs int64
+}
+
+// ObjectSpec describes an uploaded object to commit.
+type ObjectSpec struct {
+	ID     uint64
+	Size   uint64
+	Ranges []Range
+}
+
+// CommitObjects commits uploaded objects atomically: every range must be
+// written by the stream's owner at the stream's epoch and start exactly at
+// the stream's end, which it advances. Objects must be reserved by the
+// proposer; all of them already committed is ResultRedundant. Ranges of
+// streams deleted meanwhile are dropped.
+type CommitObjects struct {
+	By      Proposer
+	Objects []ObjectSpec
+	NowMs   int64
+}
+
+// CompactObjects replaces the objects holding a contiguous run of one
+// stream's ranges with a single object covering exactly that run. The
+// replaced ranges are unindexed and objects left without live ranges are
+// marked as garbage.
+type CompactObjects struct {
+	By       Proposer
+	Object   ObjectSpec
+	Replaces []uint64
+	NowMs    int64
+}
+
+// StartTransfer records that stream should move to node To. The same pending
+// transfer again is ResultRedundant; a different one is ResultConflict.
+type StartTransfer struct {
+	By     Proposer
+	Stream uint64
+	To     NodeID
+}
+
+// CompleteTransfer hands the closed stream (at Epoch) to the transfer target,
+// which then opens it at Epoch+1. No pending transfer is ResultRedundant.
+type CompleteTransfer struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+}
+
+// ExpireReservations drops reservations whose deadline is <= NowMs and marks
+// their ids as garbage (bytes may have been written). Result value: count.
+type ExpireReservations struct {
+	By    Proposer
+	NowMs int64
+}
+
+// DestroyObjects forgets garbage ids whose bytes were deleted. Unknown ids are
+// ignored. Result value: the number forgotten.
+type DestroyObjects struct {
+	By  Proposer
+	IDs []uint64
+}
+
+// PutKV sets a key. Result value: the entry's new revision.
+type PutKV struct {
+	By    Proposer
+	Space KVSpace
+	Key   string
+	Value []byte
+}
+
+// PutKVIf sets a key only if its revision is IfRev (0: only if absent);
+// otherwise ResultRevMismatch with the current revision.
+type PutKVIf struct {
+	By    Proposer
+	Space KVSpace
+	Key   string
+	Value []byte
+	IfRev uint64
+}
+
+// DeleteKV removes a key. An absent key is ResultRedundant.
+type DeleteKV struct {
+	By    Proposer
+	Space KVSpace
+	Key   string
+}
+
+// DeleteKVIf removes a key only if its revision is IfRev; otherwise
+// ResultRevMismatch (ResultNotFound if absent).
+type DeleteKVIf struct {
+	By    Proposer
+	Space KVSpace
+	Key   string
+	IfRev uint64
+}
+
+// Code methods.
+func (RegisterNode) Code() Code       { return CodeRegisterNode }
+func (SetSlots) Code() Code           { return CodeSetSlots }
+func (CreateStream) Code() Code       { return CodeCreateStream }
+func (OpenStream) Code() Code         { return CodeOpenStream }
+func (CloseStream) Code() Code        { return CodeCloseStream }
+func (SetStreamMeta) Code() Code      { return CodeSetStreamMeta }
+func (TrimStream) Code() Code         { return CodeTrimStream }
+func (DeleteStream) Code() Code       { return CodeDeleteStream }
+func (ReserveObjects) Code() Code     { return CodeReserveObjects }
+func (CommitObjects) Code() Code      { return CodeCommitObjects }
+func (CompactObjects) Code() Code     { return CodeCompactObjects }
+func (StartTransfer) Code() Code      { return CodeStartTransfer }
+func (CompleteTransfer) Code() Code   { return CodeCompleteTransfer }
+func (ExpireReservations) Code() Code { return CodeExpireReservations }
+func (DestroyObjects) Code() Code     { return CodeDestroyObjects }
+func (PutKV) Code() Code              { return CodePutKV }
+func (PutKVIf) Code() Code            { return CodePutKVIf }
+func (DeleteKV) Code() Code           { return CodeDeleteKV }
+func (DeleteKVIf) Code() Code         { return CodeDeleteKVIf }

@@ -1,0 +1,214 @@
+package domain
+
+// NodeID names a node across restarts (the --node-id flag). Zero means "no node".
+type NodeID uint32
+
+// Node is a registered node. Epoch is the fencing token of its current
+// process: a restart registers at a higher epoch, which voids every claim the
+// previous process made.
+type Node struct {
+	ID      NodeID
+	Epoch   uint64
+	Address string
+	Slots   uint32
+	// Assigned counts the streams whose home is this node (open or not); it
+	// drives placement.
+	Assigned uint32
+}
+
+// Stream is the metadata of one stream. It is immutable once stored in a
+// State: Apply replaces it with a modified copy.
+type Stream struct {
+	ID   uint64
+	Name string
+	// Meta is the protocol-level configuration (content type, retention, ...),
+	// opaque to the domain and owned by the app.
+	Meta      []byte
+	CreatedMs int64
+	// Epoch increases with every open; an OpenStream at a higher epoch is the
+	// fence that retires the previous writer.
+	Epoch uint64
+	// Owner is the stream's home node, 0 when it has none.
+	Owner NodeID
+	// OwnerEpoch is the owner's node epoch when it opened the stream. The
+	// stream is open only while the owner is still registered at that epoch.
+	OwnerEpoch uint64
+	Open       bool
+	// TransferTo is the target of a pending transfer, 0 when none.
+	TransferTo NodeID
+	// Start and End bound the offsets held in committed data objects.
+	Start, End uint64
+	// Objects maps the start offset of each committed range of this stream to
+	// the object that holds it. Ranges are contiguous and end at End.
+	Objects pmap[uint64, uint64]
+}
+
+// Range is the part of one stream held by an object: offsets [Start, End)
+// written at stream epoch Epoch.
+type Range struct {
+	Stream uint64
+	Epoch  uint64
+	Start  uint64
+	End    uint64
+}
+
+// Object is a committed data object in the object store.
+type Object struct {
+	ID          uint64
+	Size        uint64
+	CommittedMs int64
+	Ranges      []Range
+	// Live counts the ranges still indexed by their stream; at zero the object
+	// becomes garbage.
+	Live uint32
+}
+
+// Reservation holds an object id reserved by a node before it uploads.
+type Reservation struct {
+	Node       NodeID
+	DeadlineMs int64
+}
+
+// GarbageReason says why an object was marked for deletion.
+type GarbageReason uint8
+
+// Garbage reasons. Append-only: they are part of the snapshot encoding.
+const (
+	GarbageTrimmed GarbageReason = iota + 1
+	GarbageDeleted
+	GarbageCompacted
+	GarbageExpired
+)
+
+// Garbage is an object whose bytes must be deleted from the object store
+// before its id is forgotten (DestroyObjects).
+type Garbage struct {
+	Reason   GarbageReason
+	MarkedAt uint64 // State.Applied when marked
+}
+
+// KVSpace separates the key-value namespaces.
+type KVSpace uint8
+
+// Key-value spaces. Append-only.
+const (
+	SpaceRegistry KVSpace = iota + 1
+	SpaceTokens
+)
+
+// KVEntry is a value with the revision (State.Applied) of its last write.
+type KVEntry struct {
+	Value []byte
+	Rev   uint64
+}
+
+// State is the whole cluster metadata. A State value is a cheap, immutable
+// view: every map is persistent, so copying the struct shares all entries
+// and later Applies on the original never affect the copy.
+type State struct {
+	// Index is the log row whose commands were applied last.
+	Index uint64
+	// Applied counts every command applied, rejected ones included; it is the
+	// revision clock for key-value entries.
+	Applied      uint64
+	NextStreamID uint64
+	NextObjectID uint64
+
+	nodes        pmap[uint32, *Node]
+	streams      pmap[uint64, *Stream]
+	names        pmap[string, uint64]
+	objects      pmap[uint64, *Object]
+	reservations pmap[uint64, Reservation]
+	garbage      pmap[uint64, Garbage]
+	kv           pmap[string, KVEntry]
+}
+
+// NewState returns the empty initial state.
+func NewState() State {
+	return State{NextStreamID: 1, NextObjectID: 1}
+}
+
+// Node returns a registered node.
+func (s *State) Node(id NodeID) (*Node, bool) { return s.nodes.Get(uint32(id)) }
+
+// Nodes calls fn for each registered node in id order.
+func (s *State) Nodes(fn func(*Node) bool) {
+	s.nodes.All(func(_ uint32, n *Node) bool { return fn(n) })
+}
+
+// Stream returns a stream by id.
+func (s *State) Stream(id uint64) (*Stream, bool) { return s.streams.Get(id) }
+
+// StreamByName returns a stream by name.
+func (s *State) StreamByName(name string) (*Stream, bool) {
+	id, ok := s.names.Get(name)
+	if !ok {
+		return nil, false
+	}
+	return s.streams.Get(id)
+}
+
+// StreamCount returns the number of streams.
+func (s *State) StreamCount() int { return s.streams.Len() }
+
+// StreamsFrom calls fn for streams whose name is >= from, in name order,
+// until fn returns false. Listing by prefix starts at the prefix.
+func (s *State) StreamsFrom(from string, fn func(*Stream) bool) {
+	s.names.Ascend(from, func(_ string, id uint64) bool {
+		st, _ := s.streams.Get(id)
+		return fn(st)
+	})
+}
+
+// Object returns a committed object.
+func (s *State) Object(id uint64) (*Object, bool) { return s.objects.Get(id) }
+
+// ObjectAt returns the object holding offset off of stream st, if committed.
+func (s *State) ObjectAt(st *Stream, off uint64) (*Object, bool) {
+	if off < st.Start || off >= st.End {
+		return nil, false
+	}
+	_, id, ok := st.Objects.Floor(off)
+	if !ok {
+		return nil, false
+	}
+	return s.objects.Get(id)
+}
+
+// Reservation returns a reserved object id.
+func (s *State) Reservation(id uint64) (Reservation, bool) { return s.reservations.Get(id) }
+
+// GarbageFrom calls fn for marked objects with id >= from, in id order.
+func (s *State) GarbageFrom(from uint64, fn func(id uint64, g Garbage) bool) {
+	s.garbage.Ascend(from, fn)
+}
+
+// GarbageCount returns the number of objects awaiting deletion.
+func (s *State) GarbageCount() int { return s.garbage.Len() }
+
+// KV returns a key-value entry.
+func (s *State) KV(space KVSpace, key string) (KVEntry, bool) {
+	return s.kv.Get(kvKey(space, key))
+}
+
+// KVFrom calls fn for keys of space that are >= from, in key order.
+func (s *State) KVFrom(space KVSpace, from string, fn func(key string, e KVEntry) bool) {
+	s.kv.Ascend(kvKey(space, from), func(k string, e KVEntry) bool {
+		if k[0] != byte(space) {
+			return false
+		}
+		return fn(k[1:], e)
+	})
+}
+
+func kvKey(space KVSpace, key string) string { return string([]byte{byte(space)}) + key }
+
+// IsOpen reports whether st is open: opened and its owner still registered at
+// the node epoch that opened it (a restart implicitly closes its streams).
+func (s *State) IsOpen(st *Stream) bool {
+	if !st.Open {
+		return false
+	}
+	n, ok := s.Node(st.Owner)
+	return ok && n.Epoch == st.OwnerEpoch
+}

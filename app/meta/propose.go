@@ -192,7 +192,9 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 		p.pending[idx] = w // before the insert: the tailer may apply it at once
 		p.mu.Unlock()
 		err := p.log.Append(ctx, idx, payload)
-		if err != nil && !errors.Is(err, ports.ErrConflict) {
+		if err != nil {
+			// A conflict may be our own earlier attempt at idx whose success
+			// was lost with the connection: only the stored bytes can tell.
 			err = p.resolveAmbiguous(ctx, idx, payload, err)
 		}
 		if err == nil {
@@ -225,7 +227,8 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 
 // resolveAmbiguous decides whether a failed append at idx stored our row: nil
 // if it did, ErrConflict if another row is there, the original error if the
-// slot is still empty or cannot be read.
+// slot cannot be read. Payloads name their proposer, so equal bytes at idx
+// can only be this process's own earlier attempt.
 func (p *Plane) resolveAmbiguous(ctx context.Context, idx uint64, payload []byte, cause error) error {
 	rows, err := p.log.Read(ctx, idx-1, 1)
 	if err != nil || len(rows) == 0 || rows[0].Index != idx {

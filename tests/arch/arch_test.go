@@ -1,0 +1,178 @@
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/picomq/pico"
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// listPackages runs `go list` on the module; std reports standard packages.
+func listPackages(t *testing.T) ([]Package, func(string) bool) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json", "./...")
+	cmd.Dir = repoRoot(t)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	std := map[string]bool{}
+	var own []Package
+	dec := json.NewDecoder(&out)
+	for {
+		var p struct {
+			ImportPath string
+			Standard   bool
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		std[p.ImportPath] = p.Standard
+		if strings.HasPrefix(p.ImportPath, module) {
+			own = append(own, Package{Path: p.ImportPath, Imports: p.Imports})
+		}
+	}
+	return own, func(path string) bool { return std[path] }
+}
+
+func TestDependencyRule(t *testing.T) {
+	pkgs, isStd := listPackages(t)
+	if len(pkgs) < 5 {
+		t.Fatalf("only %d packages listed", len(pkgs))
+	}
+	for _, v := range Check(module, pkgs, isStd) {
+		t.Error(v)
+	}
+}
+
+// TestCheckCatchesViolations proves the checker can fail: each case breaks
+// one rule and must be reported.
+func TestCheckCatchesViolations(t *testing.T) {
+	std := func(p string) bool { return !strings.Contains(p, ".") }
+	cases := map[string]Package{
+		"domain reads the clock":       {Path: module + "/domain", Imports: []string{"time"}},
+		"domain does I/O":              {Path: module + "/domain", Imports: []string{"os"}},
+		"domain uses goroutine sync":   {Path: module + "/domain", Imports: []string{"sync"}},
+		"domain imports ports":         {Path: module + "/domain", Imports: []string{module + "/ports"}},
+		"ports imports app":            {Path: module + "/ports", Imports: []string{module + "/app/meta"}},
+		"app imports an adapter":       {Path: module + "/app/meta", Imports: []string{module + "/adapters/sqllog"}},
+		"app imports bun":              {Path: module + "/app/meta", Imports: []string{"github.com/uptrace/bun"}},
+		"adapter imports app":          {Path: module + "/adapters/sqllog", Imports: []string{module + "/app/meta"}},
+		"adapter imports adapter":      {Path: module + "/adapters/sqllog", Imports: []string{module + "/adapters/memlog"}},
+		"ports imports echo":           {Path: module + "/ports", Imports: []string{"github.com/labstack/echo/v4"}},
+		"domain imports a third party": {Path: module + "/domain", Imports: []string{"pgregory.net/rapid"}},
+	}
+	for name, p := range cases {
+		if got := Check(module, []Package{p}, std); len(got) != 1 {
+			t.Errorf("%s: got %d violations %v, want 1", name, len(got), got)
+		}
+	}
+	allowed := []Package{
+		{Path: module + "/domain", Imports: []string{"fmt", "slices"}},
+		{Path: module + "/app/meta", Imports: []string{module + "/ports", module + "/domain", "sync", "time"}},
+		{Path: module + "/adapters/sqllog", Imports: []string{"github.com/uptrace/bun", module + "/ports"}},
+		{Path: module + "/cmd/pico", Imports: []string{module + "/adapters/sqllog", module + "/app/meta"}},
+	}
+	if got := Check(module, allowed, std); len(got) != 0 {
+		t.Errorf("allowed imports reported: %v", got)
+	}
+}
+
+// TestDomainIsDeterministic scans domain's non-test sources for goroutines,
+// channels and select statements, which the import rule cannot see.
+func TestDomainIsDeterministic(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "domain", "*.go"))
+	if len(files) == 0 {
+		t.Fatal("no domain sources found")
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range concurrencyIn(file) {
+			t.Errorf("%s: %s", fset.Position(bad.Pos()), describe(bad))
+		}
+	}
+}
+
+func concurrencyIn(file ast.Node) []ast.Node {
+	var found []ast.Node
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.GoStmt, *ast.ChanType, *ast.SelectStmt, *ast.SendStmt:
+			found = append(found, n)
+		}
+		return true
+	})
+	return found
+}
+
+func describe(n ast.Node) string {
+	switch n.(type) {
+	case *ast.GoStmt:
+		return "go statement in domain"
+	case *ast.ChanType:
+		return "channel type in domain"
+	case *ast.SelectStmt:
+		return "select in domain"
+	}
+	return "channel send in domain"
+}
+
+func TestConcurrencyScanCatchesGoroutines(t *testing.T) {
+	src := "package x\nfunc f(c chan int) { go f(c); c <- 1 }\n"
+	file, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(concurrencyIn(file)); got != 3 {
+		t.Fatalf("found %d constructs, want 3 (chan type, go, send)", got)
+	}
+}
+
+// TestTopLevelLayout keeps the repository's tracked top level to the agreed
+// folders (untracked local data such as ./data is not the layout).
+func TestTopLevelLayout(t *testing.T) {
+	cmd := exec.Command("git", "ls-files")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	allowed := []string{"domain", "ports", "adapters", "app", "cmd", "tests", "go.mod", "go.sum",
+		"README.md", "ARCHITECTURE.md"}
+	for _, f := range strings.Fields(string(out)) {
+		top := strings.SplitN(f, "/", 2)[0]
+		if !strings.HasPrefix(top, ".") && !slices.Contains(allowed, top) {
+			t.Errorf("unexpected top-level entry %q", top)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+// Package arch enforces the dependency rule of the hexagonal layout: what
+// each top-level folder may import. The rule is a test, not a diagram.
+package arch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Package is what the rules need to know of one Go package.
+type Package struct {
+	Path    string   // import path
+	Imports []string // direct imports, test files excluded
+}
+
+// domainStd lists the only standard-library packages domain may import:
+// nothing that reads a clock, draws randomness, does I/O or runs goroutines.
+var domainStd = []string{
+	"bytes", "cmp", "crypto/sha256", "encoding/binary", "encoding/hex", "errors", "fmt",
+	"hash/crc32", "maps", "math", "math/bits", "slices", "sort", "strconv", "strings",
+	"unicode", "unicode/utf8",
+}
+
+// vendorOnlyInAdapters are third-party libraries confined to adapters/.
+var vendorOnlyInAdapters = []string{
+	"github.com/uptrace/bun", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go",
+	"github.com/labstack/echo", "github.com/jackc/pgx", "modernc.org/sqlite",
+}
+
+// Check returns every violation of the dependency rule among pkgs. module is
+// the module path; isStd reports whether an import path is standard library.
+func Check(module string, pkgs []Package, isStd func(string) bool) []string {
+	var bad []string
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.Path, module), "/")
+		for _, imp := range p.Imports {
+			if why := violation(module, rel, imp, isStd(imp)); why != "" {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s", p.Path, imp, why))
+			}
+		}
+	}
+	return bad
+}
+
+func violation(module, rel, imp string, std bool) string {
+	own, isOwn := strings.CutPrefix(imp, module+"/")
+	layer := strings.SplitN(rel, "/", 2)[0]
+	switch {
+	case layer == "domain" && std && !slices.Contains(domainStd, imp):
+		return "domain may use only the deterministic standard library allow-list"
+	case layer == "domain" && !std && !(isOwn && under(own, "domain")):
+		return "domain may import nothing outside the standard library"
+	case layer == "ports" && !std && !(isOwn && (under(own, "domain") || under(own, "ports"))):
+		return "ports may import only domain and the standard library"
+	case layer == "app" && !std && !(isOwn && (under(own, "domain") || under(own, "ports") || under(own, "app"))):
+		return "app may import only domain, ports and app"
+	case layer == "adapters" && isOwn && !adapterMayImport(rel, own):
+		return "an adapter may import domain, ports and its own packages, never app or another adapter"
+	case layer != "adapters" && layer != "cmd" && layer != "tests" && isVendorConfined(imp):
+		return "bun, aws-sdk, echo and database drivers belong in adapters/"
+	}
+	return ""
+}
+
+func adapterMayImport(rel, own string) bool {
+	parts := strings.SplitN(rel, "/", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	mine := "adapters/" + parts[1]
+	return under(own, "domain") || under(own, "ports") || under(own, mine) || under(own, "adapters/internal")
+}
+
+func isVendorConfined(imp string) bool {
+	for _, v := range vendorOnlyInAdapters {
+		if imp == v || strings.HasPrefix(imp, v+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }

@@ -1,0 +1,145 @@
+// Package node runs one PicoMQ node process: it opens the metadata plane,
+// registers the node at a fresh epoch (fencing its predecessor), keeps the
+// maintenance lease when it can, and reports health and readiness.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Config identifies the node and names its dependencies.
+type Config struct {
+	ID      domain.NodeID
+	Epoch   uint64 // fresh per process start, above the last registered one; 0 picks one
+	Address string // the URL other nodes and clients reach this node at
+	Slots   uint32
+	Log     ports.MetaLog
+	Lease   ports.Lease
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// ErrNotReady explains why the node does not take traffic.
+var ErrNotReady = errors.New("node: not ready")
+
+// Node is a running node.
+type Node struct {
+	cfg      Config
+	plane    *meta.Plane
+	lease    *meta.LeaseKeeper
+	draining atomic.Bool
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// Start opens the metadata plane and registers the node. Registration must
+// succeed: a lower or equal epoch than the recorded one means another process
+// with this node id is newer, and starting would be fenced anyway.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Epoch == 0 {
+		cfg.Epoch = freshEpoch(plane.View(), cfg.ID, cfg.Now())
+	}
+	reg := &domain.RegisterNode{Node: cfg.ID, Epoch: cfg.Epoch, Address: cfg.Address, Slots: cfg.Slots,
+		NowMs: cfg.Now().UnixMilli()}
+	r, err := plane.ProposeOne(ctx, reg)
+	if err == nil && !r.OK() {
+		err = fmt.Errorf("node %d epoch %d: %s", cfg.ID, cfg.Epoch, r)
+	}
+	if err != nil {
+		plane.Close()
+		return nil, fmt.Errorf("node: register: %w", err)
+	}
+	n := &Node{cfg: cfg, plane: plane}
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.stop = cancel
+	if cfg.Lease != nil {
+		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: fmt.Sprintf("node-%d-%d", cfg.ID, cfg.Epoch),
+			Now: cfg.Now, Logger: cfg.Logger}
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.lease.Run(runCtx) }()
+	}
+	return n, nil
+}
+
+// freshEpoch picks the wall clock in ms, or one above the registered epoch if
+// the clock is behind it (a restart within the same millisecond, or a clock
+// stepped back), so a restart always fences its predecessor.
+func freshEpoch(v domain.State, id domain.NodeID, now time.Time) uint64 {
+	epoch := uint64(max(now.UnixMilli(), 1))
+	if reg, ok := v.Node(id); ok && reg.Epoch >= epoch {
+		epoch = reg.Epoch + 1
+	}
+	return epoch
+}
+
+// Epoch returns this process's node epoch.
+func (n *Node) Epoch() uint64 { return n.cfg.Epoch }
+
+// View returns the latest applied metadata state.
+func (n *Node) View() domain.State { return n.plane.View() }
+
+// Plane returns the node's metadata plane.
+func (n *Node) Plane() *meta.Plane { return n.plane }
+
+// Proposer is the identity this process stamps on its commands.
+func (n *Node) Proposer() domain.Proposer {
+	return domain.Proposer{Node: n.cfg.ID, Epoch: n.cfg.Epoch}
+}
+
+// Health is nil while the process runs and its metadata plane is usable.
+func (n *Node) Health() error { return n.plane.Health() }
+
+// Ready is nil when the node should receive traffic: not draining, the
+// metadata plane healthy, and this process registered in the applied state.
+func (n *Node) Ready() error {
+	if n.draining.Load() {
+		return fmt.Errorf("%w: draining", ErrNotReady)
+	}
+	if err := n.plane.Health(); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotReady, err)
+	}
+	v := n.plane.View()
+	if reg, ok := v.Node(n.cfg.ID); !ok || reg.Epoch != n.cfg.Epoch {
+		return fmt.Errorf("%w: node %d epoch %d is not the registered process", ErrNotReady, n.cfg.ID, n.cfg.Epoch)
+	}
+	return nil
+}
+
+// LeaseHolder reports whether this node holds the maintenance lease.
+func (n *Node) LeaseHolder() (epoch uint64, held bool) {
+	if n.lease == nil {
+		return 0, false
+	}
+	return n.lease.Held()
+}
+
+// Drain makes Ready fail so load balancers move traffic away.
+func (n *Node) Drain() { n.draining.Store(true) }
+
+// Close stops background work and the metadata plane.
+func (n *Node) Close() error {
+	n.Drain()
+	n.stop()
+	n.wg.Wait()
+	return n.plane.Close()
+}

@@ -33,6 +33,9 @@ var (
 	ErrUnavailable = errors.New("meta: metadata log unavailable")
 )
 
+// maxRowsInFlight bounds rows appended but not yet applied and delivered.
+const maxRowsInFlight = 8
+
 // Config tunes a Plane. Zero values take the defaults.
 type Config struct {
 	Log    ports.MetaLog
@@ -74,14 +77,15 @@ func (c *Config) defaults() {
 
 // Plane is one node's view of the metadata log.
 type Plane struct {
-	cfg    Config
-	log    ports.MetaLog
-	logger *slog.Logger
-	view   atomic.Pointer[domain.State]
-	queue  chan *proposal
-	nudge  chan struct{}
-	cancel context.CancelFunc
-	done   sync.WaitGroup
+	cfg      Config
+	log      ports.MetaLog
+	logger   *slog.Logger
+	view     atomic.Pointer[domain.State]
+	queue    chan *proposal
+	appended chan appendedRow // rows stored, results not yet delivered
+	nudge    chan struct{}
+	cancel   context.CancelFunc
+	done     sync.WaitGroup
 
 	mu       sync.Mutex
 	applied  uint64
@@ -97,7 +101,8 @@ type Plane struct {
 func Open(ctx context.Context, cfg Config) (*Plane, error) {
 	cfg.defaults()
 	p := &Plane{cfg: cfg, log: cfg.Log, logger: cfg.Logger,
-		queue: make(chan *proposal, cfg.QueueDepth), nudge: make(chan struct{}, 1),
+		queue: make(chan *proposal, cfg.QueueDepth), appended: make(chan appendedRow, maxRowsInFlight),
+		nudge:   make(chan struct{}, 1),
 		changed: make(chan struct{}), pending: map[uint64]*rowWait{}}
 	st := domain.NewState()
 	p.view.Store(&st)
@@ -116,9 +121,10 @@ func Open(ctx context.Context, cfg Config) (*Plane, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
-	p.done.Add(2)
+	p.done.Add(3)
 	go func() { defer p.done.Done(); t.run(runCtx) }()
 	go func() { defer p.done.Done(); p.flush(runCtx) }()
+	go func() { defer p.done.Done(); p.deliver(runCtx) }()
 	return p, nil
 }
 

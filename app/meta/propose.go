@@ -27,6 +27,9 @@ type rowWait struct {
 	payload []byte
 	results []domain.Result
 	state   rowState
+	// stored: the append succeeded, so the tailer may apply payload without
+	// reading the row back (it is exactly what the log holds at this index).
+	stored bool
 }
 
 type rowState uint8
@@ -86,6 +89,7 @@ func (p *Plane) ProposeOne(ctx context.Context, cmd domain.Command) (domain.Resu
 // flush is the group-commit loop: one row in flight per process, filled with
 // every proposal queued while the previous row was being written.
 func (p *Plane) flush(ctx context.Context) {
+	defer close(p.appended)
 	next := p.Applied() + 1
 	var carry *proposal // a proposal that did not fit the previous row
 	defer func() {
@@ -143,9 +147,15 @@ func (pr *proposal) finish(results []domain.Result, err error) {
 	close(pr.done)
 }
 
+// appendedRow is a row stored in the log whose results are not delivered yet.
+type appendedRow struct {
+	index uint64
+	batch []*proposal
+}
+
 // commitRow appends the batch as one row at the first free index at or after
-// next, waits until the tailer applied it, and delivers each proposal's
-// results. It returns the row's index.
+// next and hands it to the deliverer, so the next row can be written while
+// this one is applied. It returns the row's index.
 func (p *Plane) commitRow(ctx context.Context, batch []*proposal, next uint64) (uint64, error) {
 	var cmds []domain.Command
 	for _, pr := range batch {
@@ -159,20 +169,28 @@ func (p *Plane) commitRow(ctx context.Context, batch []*proposal, next uint64) (
 		}
 		return 0, err
 	}
-	results, err := p.awaitRow(ctx, idx)
-	p.mu.Lock()
-	delete(p.pending, idx)
-	p.mu.Unlock()
-	off := 0
-	for _, pr := range batch {
-		if err != nil {
-			pr.finish(nil, err)
-			continue
-		}
-		pr.finish(results[off:off+len(pr.cmds)], nil)
-		off += len(pr.cmds)
-	}
+	p.appended <- appendedRow{index: idx, batch: batch} // bounded: backpressure on the flusher
 	return idx, nil
+}
+
+// deliver waits, row by row in log order, until the tailer applied each
+// appended row, then hands every proposal its own results.
+func (p *Plane) deliver(ctx context.Context) {
+	for row := range p.appended {
+		results, err := p.awaitRow(ctx, row.index)
+		p.mu.Lock()
+		delete(p.pending, row.index)
+		p.mu.Unlock()
+		off := 0
+		for _, pr := range row.batch {
+			if err != nil {
+				pr.finish(nil, err)
+				continue
+			}
+			pr.finish(results[off:off+len(pr.cmds)], nil)
+			off += len(pr.cmds)
+		}
+	}
 }
 
 // appendRow writes payload at the next free index. An append whose outcome
@@ -198,6 +216,9 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 			err = p.resolveAmbiguous(ctx, idx, payload, err)
 		}
 		if err == nil {
+			p.mu.Lock()
+			w.stored = true
+			p.mu.Unlock()
 			p.wake()
 			return idx, nil
 		}

@@ -73,6 +73,10 @@ func (t *tailer) step(ctx context.Context) (int, error) {
 	if err := t.p.Health(); errors.Is(err, ErrHalted) {
 		return 0, err
 	}
+	if n, err := t.applyStored(); n > 0 || err != nil {
+		t.maybeSnapshot(ctx)
+		return n, err
+	}
 	rows, err := t.p.log.Read(ctx, t.state.Index, readLimit)
 	if errors.Is(err, ports.ErrTruncated) {
 		return 0, t.installSnapshot(ctx)
@@ -96,9 +100,34 @@ func (t *tailer) step(ctx context.Context) (int, error) {
 	}
 	if len(rows) > 0 {
 		t.p.publish(t.state)
-		t.maybeSnapshot(ctx)
 	}
+	t.maybeSnapshot(ctx) // also when idle: a snapshot skipped while busy is retried
 	return len(rows), nil
+}
+
+// applyStored applies, without a database read, the rows this node itself
+// stored that come next in the log.
+func (t *tailer) applyStored() (int, error) {
+	n := 0
+	for {
+		t.p.mu.Lock()
+		w := t.p.pending[t.state.Index+1]
+		stored := w != nil && w.stored && w.state == rowWaiting
+		t.p.mu.Unlock()
+		if !stored {
+			break
+		}
+		if err := t.applyRow(ports.Row{Index: t.state.Index + 1, Payload: w.payload}); err != nil {
+			t.p.publish(t.state)
+			t.p.halt(err)
+			return n, ErrHalted
+		}
+		n++
+	}
+	if n > 0 {
+		t.p.publish(t.state)
+	}
+	return n, nil
 }
 
 // applyRow applies one row and hands its results to this node's waiter, if

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The project's test command: vets and tests the module against a real
+# Postgres server.
+#
+# Usage: tests/run.sh [go test flags] [packages]
+#   tests/run.sh                           vet and test ./...
+#   tests/run.sh -run Lease ./tests/...    vet and test only ./tests/...
+# Arguments go to `go test` unchanged. Those that start with "./", "../" or the
+# module path, or are ".", are taken as packages and are also what `go vet`
+# checks; without any, both use ./... .
+#
+# Unless PICOMQ_PG_URL is already set, a throwaway Postgres server is started
+# on a free loopback port and removed on exit. Exported to the tests:
+#   PICOMQ_PG_URL      admin URL (database "postgres", user "postgres")
+#   PICOMQ_PG_RESTART  shell command restarting the server in immediate mode
+#   PICOMQ_REQUIRE_PG  1, so that Postgres tests fail rather than skip
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+module=$(go list -m)
+
+log() { printf 'run.sh: %s\n' "$*" >&2; }
+
+# pg_bindir prints the directory of initdb and pg_ctl, newest version first.
+pg_bindir() {
+	local dir
+	for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5,5 -rn); do
+		if [[ -x $dir/initdb && -x $dir/pg_ctl ]]; then
+			echo "$dir"
+			return
+		fi
+	done
+	if command -v pg_config >/dev/null; then
+		dir=$(pg_config --bindir)
+		if [[ -x $dir/initdb && -x $dir/pg_ctl ]]; then
+			echo "$dir"
+			return
+		fi
+	fi
+	return 1
+}
+
+install_postgres() {
+	if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
+		log "no Postgres server binaries found; install PostgreSQL or set PICOMQ_PG_URL"
+		exit 1
+	fi
+	log "installing PostgreSQL with apt-get"
+	apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+}
+
+free_port() {
+	if command -v python3 >/dev/null; then
+		python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+		return
+	fi
+	local port
+	while :; do
+		port=$((20000 + RANDOM % 40000))
+		if ! ss -Hltn "sport = :$port" | grep -q .; then
+			echo "$port"
+			return
+		fi
+	done
+}
+
+start_postgres() {
+	local bindir port
+	bindir=$(pg_bindir) || { install_postgres; bindir=$(pg_bindir); }
+	pg_dir=$(mktemp -d)
+	port=$(free_port)
+	# initdb refuses to run as root, so the server runs as the postgres user.
+	as_pg=()
+	if [[ $(id -u) -eq 0 ]]; then
+		chown postgres: "$pg_dir"
+		as_pg=(runuser -u postgres --)
+	fi
+	pg_ctl_cmd=("${as_pg[@]}" "$bindir/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log")
+	trap stop_postgres EXIT
+	log "starting $("$bindir/postgres" --version) in $pg_dir on 127.0.0.1:$port"
+	# The server user may not be able to read the caller's working directory.
+	(cd "$pg_dir" && "${as_pg[@]}" "$bindir/initdb" -D "$pg_dir/data" -A trust -U postgres >"$pg_dir/initdb.log") ||
+		{ cat "$pg_dir/initdb.log" >&2; exit 1; }
+	mkdir -p "$pg_dir/sock"
+	[[ ${#as_pg[@]} -eq 0 ]] || chown postgres: "$pg_dir/sock"
+	local opts="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$pg_dir/sock -c fsync=on -c max_connections=200"
+	(cd "$pg_dir" && "${pg_ctl_cmd[@]}" -w -o "$opts" start >&2) ||
+		{ cat "$pg_dir/server.log" >&2; exit 1; }
+	export PICOMQ_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+	# pg_ctl restart reuses the options the server was started with.
+	export PICOMQ_PG_RESTART="cd $(printf '%q' "$pg_dir") && $(printf '%q ' "${pg_ctl_cmd[@]}") -m immediate -w restart >/dev/null"
+	log "Postgres ready at $PICOMQ_PG_URL"
+}
+
+stop_postgres() {
+	local status=$?
+	log "stopping Postgres"
+	(cd "$pg_dir" && "${pg_ctl_cmd[@]}" -m immediate stop >/dev/null 2>&1) || true
+	rm -rf "$pg_dir"
+	exit "$status"
+}
+
+if [[ -z ${PICOMQ_PG_URL:-} ]]; then
+	start_postgres
+else
+	log "using the Postgres server in PICOMQ_PG_URL"
+fi
+export PICOMQ_REQUIRE_PG=1
+
+packages=()
+for arg in "$@"; do
+	case $arg in
+	. | ./* | ../* | "$module" | "$module"/*) packages+=("$arg") ;;
+	esac
+done
+test_args=("$@")
+if [[ ${#packages[@]} -eq 0 ]]; then
+	packages=(./...)
+	test_args+=(./...)
+fi
+
+log "go vet ${packages[*]}"
+go vet "${packages[@]}"
+# -p 1: some tests restart the shared Postgres server, which would break the
+# Postgres tests of any package running at the same time.
+log "go test -count=1 -timeout 20m -p 1 ${test_args[*]}"
+go test -count=1 -timeout 20m -p 1 "${test_args[@]}"
+log "all tests passed"

@@ -3,6 +3,8 @@ package sqllog
 import (
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +30,29 @@ type dialect struct {
 	// listenURL is the Postgres URL for LISTEN; empty means Append wakes
 	// subscribers in process.
 	listenURL string
+	// numbered: the driver takes $1, $2… instead of ? placeholders.
+	numbered bool
+}
+
+// bind adapts a query written with ? placeholders to the driver. Statements
+// that carry payloads go to the driver with real parameters (binary bytea on
+// Postgres) rather than through bun's client-side formatting, which would
+// inline a 60 MB snapshot as a hex literal.
+func (d dialect) bind(query string) string {
+	if !d.numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // schemaLockKey is an arbitrary constant ("picometa" in ASCII) naming the
@@ -62,6 +87,7 @@ func openPostgres(url string) (*sql.DB, dialect, error) {
 		schemaLock: "SELECT pg_advisory_xact_lock(?)",
 		appendSQL:  pgAppendSQL,
 		listenURL:  url,
+		numbered:   true,
 	}, nil
 }
 

@@ -18,7 +18,7 @@ func (l *Log) Append(ctx context.Context, index uint64, payload []byte) error {
 	if payload == nil {
 		payload = []byte{} // the column is NOT NULL
 	}
-	res, err := l.db.NewRaw(l.dialect.appendSQL, int64(index), payload, int64(index)).Exec(ctx)
+	res, err := l.db.DB.ExecContext(ctx, l.dialect.bind(l.dialect.appendSQL), int64(index), payload, int64(index))
 	if isUniqueViolation(err) {
 		return wrap("append", ports.ErrConflict)
 	}

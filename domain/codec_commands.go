@@ -144,7 +144,9 @@ func (c *CompactObjects) decode(d *decoder) {
 }
 
 func (c *StartTransfer) encode(e *encoder) { e.proposer(c.By); e.uvarint(c.Stream); e.node(c.To) }
-func (c *StartTransfer) decode(d *decoder) { c.By, c.Stream, c.To = d.proposer(), d.uvarint(), d.node() }
+func (c *StartTransfer) decode(d *decoder) {
+	c.By, c.Stream, c.To = d.proposer(), d.uvarint(), d.node()
+}
 
 func (c *ExpireReservations) encode(e *encoder) { e.proposer(c.By); e.varint(c.NowMs) }
 func (c *ExpireReservations) decode(d *decoder) { c.By, c.NowMs = d.proposer(), d.varint() }

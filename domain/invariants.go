@@ -120,7 +120,15 @@ func (s *State) checkObjects() error {
 	return err
 }
 
+// maxCounter bounds the counters of a valid state: far beyond any reachable
+// value, it keeps Apply from wrapping them on a crafted snapshot.
+const maxCounter = 1 << 63
+
 func (s *State) checkIDs() error {
+	if s.Applied >= maxCounter || s.NextStreamID >= maxCounter || s.NextObjectID >= maxCounter {
+		return fmt.Errorf("counters out of range: applied %d, next stream %d, next object %d",
+			s.Applied, s.NextStreamID, s.NextObjectID)
+	}
 	var err error
 	s.streams.All(func(id uint64, _ *Stream) bool {
 		if id >= s.NextStreamID {
@@ -138,7 +146,12 @@ func (s *State) checkIDs() error {
 	}
 	objectsBelow, reservedBelow, garbageBelow := below("object"), below("reserved"), below("garbage")
 	s.objects.All(func(id uint64, _ *Object) bool { return objectsBelow(id) })
-	s.reservations.All(func(id uint64, _ Reservation) bool { return err == nil && reservedBelow(id) })
+	s.reservations.All(func(id uint64, _ Reservation) bool {
+		if _, g := s.garbage.Get(id); err == nil && g {
+			err = fmt.Errorf("object %d is both reserved and garbage", id)
+		}
+		return err == nil && reservedBelow(id)
+	})
 	s.garbage.All(func(id uint64, _ Garbage) bool { return err == nil && garbageBelow(id) })
 	s.kv.All(func(k string, e KVEntry) bool {
 		switch {

@@ -44,6 +44,9 @@ type Config struct {
 	MaxBatch int
 	// SnapshotEvery is the number of applied rows between snapshots (1024).
 	SnapshotEvery uint64
+	// TruncateDelay is how long rows stay in the log after a snapshot covers
+	// them, so lagging nodes catch up from rows (30 s; negative: at once).
+	TruncateDelay time.Duration
 	// PollInterval is how often the tailer polls when no notification
 	// arrives (50 ms; notifications wake it sooner).
 	PollInterval time.Duration
@@ -63,6 +66,9 @@ func (c *Config) defaults() {
 	}
 	if c.SnapshotEvery == 0 {
 		c.SnapshotEvery = 1024
+	}
+	if c.TruncateDelay == 0 {
+		c.TruncateDelay = 30 * time.Second
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 50 * time.Millisecond

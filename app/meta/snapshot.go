@@ -2,7 +2,9 @@ package meta
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -10,42 +12,93 @@ import (
 
 // snapshotter writes a snapshot every SnapshotEvery rows in the background
 // (encoding a large state must not stall the tailer) and truncates the log
-// below the previous snapshot, so a node that lags by less than one interval
-// catches up from rows instead of reinstalling.
+// through the newest snapshot at least TruncateDelay old. The delay keeps
+// the rows a lagging node still needs: a node whose rows were truncated must
+// reinstall a snapshot, and its in-flight proposals learn only that their
+// outcome is unknown.
 type snapshotter struct {
-	busy     atomic.Bool
-	last     uint64 // index of the last snapshot written or installed
-	previous uint64 // the one before: the truncation point
+	busy atomic.Bool
+
+	mu        sync.Mutex
+	last      uint64         // index of the last snapshot written or installed
+	written   []snapshotMark // written snapshots not yet truncated through, oldest first
+	truncated uint64
+}
+
+type snapshotMark struct {
+	index uint64
+	at    time.Time
 }
 
 func (t *tailer) maybeSnapshot(ctx context.Context) {
 	if t.snap == nil {
-		t.snap = &snapshotter{}
 		t.p.mu.Lock()
-		t.snap.last = t.p.snapshot
+		t.snap = &snapshotter{last: t.p.snapshot}
 		t.p.mu.Unlock()
 	}
 	s := t.snap
-	if t.state.Index < s.last+t.p.cfg.SnapshotEvery || !s.busy.CompareAndSwap(false, true) {
+	if s.busy.Load() {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	take := t.state.Index >= s.last+t.p.cfg.SnapshotEvery
+	through := s.truncationPoint(now.Add(-t.p.cfg.TruncateDelay))
+	s.mu.Unlock()
+	if (!take && through == 0) || !s.busy.CompareAndSwap(false, true) {
 		return
 	}
 	st := t.state // an immutable copy: later Applies do not touch it
-	truncate := s.last
-	s.previous, s.last = s.last, st.Index
 	t.p.done.Add(1)
 	go func() {
 		defer t.p.done.Done()
 		defer s.busy.Store(false)
-		payload := domain.EncodeState(&st)
-		if err := t.p.log.PutSnapshot(ctx, ports.Snapshot{Index: st.Index, Payload: payload}); err != nil {
-			t.p.logger.Warn("metadata snapshot failed", "index", st.Index, "err", err)
-			return
+		if take {
+			t.writeSnapshot(ctx, &st, now)
 		}
-		if truncate > 0 {
-			if err := t.p.log.Truncate(ctx, truncate); err != nil {
-				t.p.logger.Warn("metadata log truncation failed", "through", truncate, "err", err)
-			}
+		if through > 0 {
+			t.truncate(ctx, through)
 		}
-		t.p.logger.Debug("metadata snapshot stored", "index", st.Index, "bytes", len(payload), "truncated", truncate)
 	}()
+}
+
+// truncationPoint returns the newest written snapshot taken before cutoff
+// that the log is not yet truncated through, or 0.
+func (s *snapshotter) truncationPoint(cutoff time.Time) uint64 {
+	var through uint64
+	for _, m := range s.written {
+		if m.at.After(cutoff) {
+			break
+		}
+		through = m.index
+	}
+	return through
+}
+
+func (t *tailer) writeSnapshot(ctx context.Context, st *domain.State, now time.Time) {
+	payload := domain.EncodeState(st)
+	if err := t.p.log.PutSnapshot(ctx, ports.Snapshot{Index: st.Index, Payload: payload}); err != nil {
+		t.p.logger.Warn("metadata snapshot failed", "index", st.Index, "err", err)
+		return
+	}
+	s := t.snap
+	s.mu.Lock()
+	s.last = max(s.last, st.Index)
+	s.written = append(s.written, snapshotMark{index: st.Index, at: now})
+	s.mu.Unlock()
+	t.p.logger.Debug("metadata snapshot stored", "index", st.Index, "bytes", len(payload))
+}
+
+func (t *tailer) truncate(ctx context.Context, through uint64) {
+	if err := t.p.log.Truncate(ctx, through); err != nil {
+		t.p.logger.Warn("metadata log truncation failed", "through", through, "err", err)
+		return
+	}
+	s := t.snap
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.truncated = max(s.truncated, through)
+	for len(s.written) > 0 && s.written[0].index <= s.truncated {
+		s.written = s.written[1:]
+	}
 }

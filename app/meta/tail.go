@@ -167,6 +167,11 @@ func (t *tailer) installSnapshot(ctx context.Context) error {
 		return ErrHalted
 	}
 	t.state = st
+	if t.snap != nil {
+		t.snap.mu.Lock()
+		t.snap.last = max(t.snap.last, snap.Index)
+		t.snap.mu.Unlock()
+	}
 	t.p.mu.Lock()
 	t.p.snapshot = max(t.p.snapshot, snap.Index)
 	for idx, w := range t.p.pending {

@@ -1,0 +1,145 @@
+package domain
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// richState is a state reached by a long plausible log.
+func richState(t *testing.T) State {
+	t.Helper()
+	_, _, s := genLog(newPRNG(5), 60, true)
+	if s.StreamCount() == 0 || s.objects.Len() == 0 || s.reservations.Len() == 0 || s.garbage.Len() == 0 || s.kv.Len() == 0 {
+		t.Fatalf("state too dull: %d streams %d objects %d reservations %d garbage %d keys", s.StreamCount(),
+			s.objects.Len(), s.reservations.Len(), s.garbage.Len(), s.kv.Len())
+	}
+	return s
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	s := richState(t)
+	enc := EncodeState(&s)
+	got, err := DecodeState(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(EncodeState(&got), enc) || got.Hash() != s.Hash() {
+		t.Fatal("decoded state encodes differently")
+	}
+	// The O(n) builder must give the trees successive Sets gave.
+	if !sameShape(got.nodes.root, s.nodes.root) || !sameShape(got.streams.root, s.streams.root) ||
+		!sameShape(got.names.root, s.names.root) || !sameShape(got.objects.root, s.objects.root) ||
+		!sameShape(got.reservations.root, s.reservations.root) || !sameShape(got.garbage.root, s.garbage.root) ||
+		!sameShape(got.kv.root, s.kv.root) {
+		t.Fatal("decoded maps differ from the originals")
+	}
+	if !bytes.Equal(EncodeState(&s), enc) {
+		t.Fatal("encoding modified the state")
+	}
+}
+
+func TestDecodeStateRejectsTruncation(t *testing.T) {
+	s := richState(t)
+	enc := EncodeState(&s)
+	for n := range len(enc) {
+		if _, err := DecodeState(enc[:n]); !errors.Is(err, ErrDecode) {
+			t.Fatalf("prefix of %d/%d bytes: %v", n, len(enc), err)
+		}
+	}
+	if _, err := DecodeState(append(enc, 0)); !errors.Is(err, ErrDecode) {
+		t.Fatalf("trailing byte accepted: %v", err)
+	}
+	bad := append([]byte{SnapshotVersion + 1}, enc[1:]...)
+	if _, err := DecodeState(bad); !errors.Is(err, ErrDecode) {
+		t.Fatalf("version %d accepted: %v", bad[0], err)
+	}
+}
+
+func TestDecodeStateRejectsUnorderedKeys(t *testing.T) {
+	// Header (index, applied, next stream, next object), then two nodes out
+	// of order: id, epoch, address, slots, assigned.
+	b := []byte{SnapshotVersion, 0, 0, 1, 1, 2, 2, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0}
+	if _, err := DecodeState(b); !errors.Is(err, ErrDecode) {
+		t.Fatalf("unordered nodes accepted: %v", err)
+	}
+	b[6], b[11] = 1, 2 // ordered: now valid
+	if _, err := DecodeState(b); err != nil {
+		t.Fatalf("ordered nodes rejected: %v", err)
+	}
+}
+
+// TestInvariantViolations breaks one relation at a time in a valid state;
+// CheckInvariants and DecodeState must both refuse the result.
+func TestInvariantViolations(t *testing.T) {
+	base := NewState()
+	run(t, &base, with(
+		expectCode(commit(p1, obj(1, rg(1, 1, 0, 10), rg(2, 1, 0, 4))), ResultOK),
+		expectCode(&ExpireReservations{By: p1, NowMs: 5000}, ResultOK),
+		expectCode(&PutKV{By: p1, Space: SpaceTokens, Key: "k"}, ResultOK),
+	))
+	editStream := func(id uint64, fn func(*Stream)) func(*State) {
+		return func(s *State) {
+			st := *stream(t, s, id)
+			fn(&st)
+			s.streams = s.streams.Set(id, &st)
+		}
+	}
+	tests := []struct {
+		name  string
+		spoil func(*State)
+	}{
+		{"duplicate name", editStream(2, func(st *Stream) { st.Name = "/a" })},
+		{"assigned count", func(s *State) {
+			n := *must(s.Node(1))
+			n.Assigned++
+			s.nodes = s.nodes.Set(1, &n)
+		}},
+		{"unregistered owner", editStream(1, func(st *Stream) { st.Owner = 9 })},
+		{"open without epoch", editStream(1, func(st *Stream) { st.Epoch = 0 })},
+		{"transfer to unknown node", editStream(1, func(st *Stream) { st.TransferTo = 9 })},
+		{"start past end", editStream(1, func(st *Stream) { st.Start = 11 })},
+		{"end past objects", editStream(1, func(st *Stream) { st.End = 12 })},
+		{"offsets without objects", editStream(1, func(st *Stream) { st.Objects = pmap[uint64, uint64]{} })},
+		{"index of unknown object", editStream(1, func(st *Stream) { st.Objects = st.Objects.Set(10, 77) })},
+		{"live count", func(s *State) {
+			o := *must(s.Object(1))
+			o.Live = 1
+			s.objects = s.objects.Set(1, &o)
+		}},
+		{"committed and garbage", func(s *State) { s.garbage = s.garbage.Set(1, Garbage{Reason: GarbageTrimmed}) }},
+		{"committed and reserved", func(s *State) { s.reservations = s.reservations.Set(1, Reservation{Node: 1}) }},
+		{"reserved and garbage", func(s *State) { s.reservations = s.reservations.Set(2, Reservation{Node: 1}) }},
+		{"stream id not below next", func(s *State) { s.NextStreamID = 2 }},
+		{"object id not below next", func(s *State) { s.NextObjectID = 4 }},
+		{"revision above applied", func(s *State) { s.kv = s.kv.Set(kvKey(SpaceTokens, "x"), KVEntry{Rev: s.Applied + 1}) }},
+		{"key without space", func(s *State) { s.kv = s.kv.Set("\x07x", KVEntry{}) }},
+		{"applied counter out of range", func(s *State) { s.Applied = maxCounter }},
+		{"next object out of range", func(s *State) { s.NextObjectID = maxCounter }},
+	}
+	if err := base.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.spoil(&s)
+			if err := s.CheckInvariants(); err == nil {
+				t.Error("CheckInvariants accepted the broken state")
+			}
+			if _, err := DecodeState(EncodeState(&s)); !errors.Is(err, ErrDecode) {
+				t.Errorf("DecodeState accepted the broken state: %v", err)
+			}
+			if err := base.CheckInvariants(); err != nil {
+				t.Fatalf("breaking a copy changed the base: %v", err)
+			}
+		})
+	}
+}
+
+func must[V any](v V, ok bool) V {
+	if !ok {
+		panic("missing")
+	}
+	return v
+}

@@ -39,6 +39,20 @@ func New() *Log {
 	return &Log{hub: wakeups.New(), lease: NewLease()}
 }
 
+// enter checks ctx and takes the lock of an open log; on nil the caller
+// must unlock.
+func (l *Log) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	return nil
+}
+
 // Lease returns the lease that belongs to this log.
 func (l *Log) Lease() *Lease { return l.lease }
 
@@ -80,17 +94,13 @@ func (l *Log) append(index uint64, payload []byte) error {
 
 // Read implements ports.MetaLog.
 func (l *Log) Read(ctx context.Context, after uint64, limit int) ([]ports.Row, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
 		return nil, fmt.Errorf("memlog: read: limit %d is not positive", limit)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil, ErrClosed
+	if err := l.enter(ctx); err != nil {
+		return nil, err
 	}
+	defer l.mu.Unlock()
 	if after < l.truncated {
 		return nil, ports.ErrTruncated
 	}
@@ -106,14 +116,10 @@ func (l *Log) Read(ctx context.Context, after uint64, limit int) ([]ports.Row, e
 // LastIndex implements ports.MetaLog. The truncation point counts too, so a
 // log truncated past its snapshot still never reports a lower index.
 func (l *Log) LastIndex(ctx context.Context) (uint64, error) {
-	if err := ctx.Err(); err != nil {
+	if err := l.enter(ctx); err != nil {
 		return 0, err
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return 0, ErrClosed
-	}
 	return l.lastIndex(), nil
 }
 
@@ -130,14 +136,10 @@ func (l *Log) lastIndex() uint64 {
 
 // PutSnapshot implements ports.MetaLog.
 func (l *Log) PutSnapshot(ctx context.Context, s ports.Snapshot) error {
-	if err := ctx.Err(); err != nil {
+	if err := l.enter(ctx); err != nil {
 		return err
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
 	if l.snapshot != nil && l.snapshot.Index >= s.Index {
 		return nil
 	}
@@ -147,14 +149,10 @@ func (l *Log) PutSnapshot(ctx context.Context, s ports.Snapshot) error {
 
 // Snapshot implements ports.MetaLog.
 func (l *Log) Snapshot(ctx context.Context) (ports.Snapshot, error) {
-	if err := ctx.Err(); err != nil {
+	if err := l.enter(ctx); err != nil {
 		return ports.Snapshot{}, err
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return ports.Snapshot{}, ErrClosed
-	}
 	if l.snapshot == nil {
 		return ports.Snapshot{}, ports.ErrNoSnapshot
 	}
@@ -163,14 +161,10 @@ func (l *Log) Snapshot(ctx context.Context) (ports.Snapshot, error) {
 
 // Truncate implements ports.MetaLog.
 func (l *Log) Truncate(ctx context.Context, through uint64) error {
-	if err := ctx.Err(); err != nil {
+	if err := l.enter(ctx); err != nil {
 		return err
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
 	point := min(through, l.lastIndex())
 	if point <= l.truncated {
 		return nil

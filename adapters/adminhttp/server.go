@@ -13,7 +13,7 @@ import (
 // Node is what the admin listener needs from the running node. The app
 // satisfies it; this package never imports the app.
 type Node interface {
-	// Health is nil while the process is up and its metadata plane usable.
+	// Health is nil while the process is up (liveness).
 	Health() error
 	// Ready is nil when the node should receive traffic.
 	Ready() error

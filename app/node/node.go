@@ -106,8 +106,9 @@ func (n *Node) Proposer() domain.Proposer {
 	return domain.Proposer{Node: n.cfg.ID, Epoch: n.cfg.Epoch}
 }
 
-// Health is nil while the process runs and its metadata plane is usable.
-func (n *Node) Health() error { return n.plane.Health() }
+// Health is liveness: nil while the process runs. A halted metadata plane
+// shows in Ready, not here: restarting would not repair a corrupt row.
+func (n *Node) Health() error { return nil }
 
 // Ready is nil when the node should receive traffic: not draining, the
 // metadata plane healthy, and this process registered in the applied state.

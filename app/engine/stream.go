@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/picomq/pico/domain"
+)
+
+// stream is the engine's state for one stream this process writes.
+//
+// Two locks: gate orders appends (offsets, timestamps and producer checks
+// are decided under it, and frames enter the WAL in that order); mu guards
+// what readers see. A reader never takes gate, so a slow reader cannot stall
+// appends, and an append waits for durability outside both.
+type stream struct {
+	id    uint64
+	epoch uint64 // the stream epoch this process opened it at
+
+	gate      sync.Mutex
+	next      uint64 // next offset to assign
+	lastTs    int64
+	producers map[string]producerState
+
+	mu        sync.Mutex
+	base      uint64          // offset of records[0]
+	records   []domain.Record // the tail in memory, [base, next)
+	confirmed uint64          // records below are durable: the confirm offset
+	changed   chan struct{}   // closed and replaced when confirmed grows
+	failed    error
+}
+
+// producerState is the dedup state of one idempotent producer: the last
+// sequence written and where its append landed.
+type producerState struct {
+	epoch       uint64
+	seq         uint64
+	first, next uint64
+}
+
+func newStream(id, epoch, start uint64) *stream {
+	return &stream{id: id, epoch: epoch, next: start, base: start, confirmed: start,
+		producers: map[string]producerState{}, changed: make(chan struct{})}
+}
+
+// load installs recovered frames (offsets from s.next on) as durable.
+func (s *stream) load(frames []domain.Frame) {
+	for i := range frames {
+		f := &frames[i]
+		if f.Offset > s.next || f.End() <= s.next {
+			continue // already covered, or beyond a hole (never acknowledged)
+		}
+		recs := f.Records[s.next-f.Offset:]
+		s.records = append(s.records, recs...)
+		s.next += uint64(len(recs))
+		if n := len(recs); n > 0 {
+			s.lastTs = max(s.lastTs, recs[n-1].TimestampMs)
+		}
+		if p := f.Producer; p != nil {
+			s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: f.Offset, next: f.End()}
+		}
+	}
+	s.confirmed = s.next
+}
+
+// durable is the WAL callback for a frame ending at end: it raises the
+// confirm offset and wakes readers. Frames of one stream are acknowledged in
+// offset order, so end only grows.
+func (s *stream) durable(end uint64, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.failed == nil {
+			s.failed = err
+		}
+	} else if end > s.confirmed {
+		s.confirmed = end
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// read returns up to max confirmed records from offset from.
+func (s *stream) read(from uint64, max int) ([]domain.Record, uint64, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from < s.base {
+		from = s.base
+	}
+	end := min(s.confirmed, from+uint64(max))
+	if from >= end {
+		return nil, s.confirmed, s.changed
+	}
+	out := make([]domain.Record, end-from)
+	copy(out, s.records[from-s.base:end-s.base])
+	return out, s.confirmed, s.changed
+}

@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Errors of the WAL.
+var (
+	// ErrFenced: another process fenced this WAL (a newer owner took over).
+	// Nothing submitted after the fence is acknowledged, ever.
+	ErrFenced = errors.New("engine: WAL fenced by a newer owner")
+	// ErrWALClosed: the WAL was closed.
+	ErrWALClosed = errors.New("engine: WAL closed")
+)
+
+// WALConfig tunes a WAL. Zero values take the defaults.
+type WALConfig struct {
+	Store  ports.ObjectStore
+	Node   domain.NodeID
+	Epoch  uint64 // the node epoch: each process writes its own key space
+	Logger *slog.Logger
+	// MaxBulkBytes seals a bulk while uploads are in flight (4 MiB).
+	MaxBulkBytes int
+	// MaxInFlight bounds concurrent uploads (8).
+	MaxInFlight int
+	// MaxBufferedBytes bounds bytes submitted but not yet acknowledged;
+	// Submit waits beyond it (64 MiB).
+	MaxBufferedBytes int
+	// RetryFor is how long one bulk is retried before the WAL fails (30 s).
+	RetryFor time.Duration
+}
+
+func (c *WALConfig) defaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxBulkBytes <= 0 {
+		c.MaxBulkBytes = 4 << 20
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 8
+	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = 64 << 20
+	}
+	if c.RetryFor <= 0 {
+		c.RetryFor = 30 * time.Second
+	}
+}
+
+// WAL is one node process's write-ahead log in the object store. Frames are
+// grouped into bulks; each bulk is one PutIfAbsent at the next sequence
+// number of the process's key space.
+//
+// Group commit is adaptive: with no upload in flight a frame is sealed and
+// uploaded at once (a lone append costs one PUT, with no timer); while
+// uploads are in flight, arrivals accumulate and leave as one bulk when an
+// upload completes, or earlier once MaxBulkBytes is reached.
+//
+// Durability point: a frame's done callback gets nil only when its bulk and
+// every earlier bulk are stored. Callbacks run in bulk order, under the
+// WAL's lock: they must be quick and must not call the WAL.
+type WAL struct {
+	cfg    WALConfig
+	prefix string
+
+	mu       sync.Mutex
+	space    *sync.Cond // buffered bytes dropped, or the WAL failed or closed
+	open     draft      // frames for the next bulk
+	nextSeq  uint64
+	inflight int
+	buffered int
+	sealed   map[uint64]*bulk // sealed and not yet acknowledged
+	acked    uint64           // every bulk <= acked is stored
+	failed   error
+	uploads  sync.WaitGroup
+
+	puts, frames atomic.Int64
+}
+
+type draft struct {
+	frames []byte
+	done   []func(error)
+}
+
+type bulk struct {
+	seq    uint64
+	frames []byte
+	done   []func(error)
+	stored bool
+}
+
+// OpenWAL starts an empty WAL for the process (cfg.Node, cfg.Epoch). The key
+// space must be fresh: a new node epoch per process guarantees it.
+func OpenWAL(cfg WALConfig) *WAL {
+	cfg.defaults()
+	w := &WAL{cfg: cfg, prefix: domain.WALPrefix(cfg.Node, cfg.Epoch), nextSeq: 1, sealed: map[uint64]*bulk{}}
+	w.space = sync.NewCond(&w.mu)
+	return w
+}
+
+// Submit hands a frame to the WAL. On nil, done is called exactly once,
+// with nil when the frame is durable or with the error that ended the WAL.
+// Frames submitted in some order become durable in that order. Submit waits
+// while MaxBufferedBytes are unacknowledged (backpressure).
+func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
+	enc := domain.AppendFrame(nil, f)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.failed == nil && w.buffered > 0 && w.buffered+len(enc) > w.cfg.MaxBufferedBytes {
+		w.space.Wait()
+	}
+	if w.failed != nil {
+		return w.failed
+	}
+	w.open.frames = append(w.open.frames, enc...)
+	w.open.done = append(w.open.done, done)
+	w.buffered += len(enc)
+	if w.inflight == 0 || (len(w.open.frames) >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
+		w.sealLocked()
+	}
+	return nil
+}
+
+func (w *WAL) sealLocked() {
+	b := &bulk{seq: w.nextSeq, frames: w.open.frames, done: w.open.done}
+	w.open = draft{}
+	w.nextSeq++
+	w.sealed[b.seq] = b
+	w.inflight++
+	w.uploads.Add(1)
+	go w.upload(b)
+}
+
+func (w *WAL) upload(b *bulk) {
+	defer w.uploads.Done()
+	h := domain.BulkHeader{Node: w.cfg.Node, Epoch: w.cfg.Epoch, Seq: b.seq}
+	body := append(domain.AppendBulkHeader(make([]byte, 0, len(b.frames)+40), h), b.frames...)
+	err := w.put(domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq), body)
+	w.puts.Add(1)
+	w.frames.Add(int64(len(b.done)))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inflight--
+	if err != nil {
+		w.failLocked(err)
+		return
+	}
+	b.stored = true
+	w.advanceLocked()
+	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+		w.sealLocked()
+	}
+}
+
+// advanceLocked acknowledges stored bulks in sequence order.
+func (w *WAL) advanceLocked() {
+	for {
+		b := w.sealed[w.acked+1]
+		if b == nil || !b.stored {
+			break
+		}
+		delete(w.sealed, b.seq)
+		w.acked = b.seq
+		w.buffered -= len(b.frames)
+		for _, done := range b.done {
+			done(nil)
+		}
+	}
+	w.space.Broadcast()
+}
+
+// failLocked ends the WAL: every frame not yet acknowledged fails, even if
+// its own bulk was stored, because an earlier one was not.
+func (w *WAL) failLocked(err error) {
+	if w.failed != nil {
+		return
+	}
+	w.failed = err
+	if !errors.Is(err, ErrWALClosed) {
+		w.cfg.Logger.Error("WAL failed: no further appends are acknowledged on this process", "prefix", w.prefix, "err", err)
+	}
+	for seq := w.acked + 1; seq < w.nextSeq; seq++ {
+		if b := w.sealed[seq]; b != nil {
+			for _, done := range b.done {
+				done(err)
+			}
+		}
+	}
+	for _, done := range w.open.done {
+		done(err)
+	}
+	w.sealed, w.open, w.buffered = map[uint64]*bulk{}, draft{}, 0
+	w.space.Broadcast()
+}
+
+// Err returns the error that ended the WAL, or nil while it works.
+func (w *WAL) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
+}
+
+// Close uploads what is buffered, waits for every upload to finish, then
+// fails further submissions with ErrWALClosed.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+		w.sealLocked()
+	}
+	for w.failed == nil && (w.inflight > 0 || len(w.open.done) > 0) {
+		w.space.Wait()
+	}
+	err := w.failed
+	w.failLocked(ErrWALClosed)
+	w.mu.Unlock()
+	w.uploads.Wait()
+	return err
+}
+
+// WALStats counts uploads since the WAL opened.
+type WALStats struct {
+	Puts, Frames int64
+}
+
+// Stats returns upload counters.
+func (w *WAL) Stats() WALStats { return WALStats{Puts: w.puts.Load(), Frames: w.frames.Load()} }
+
+// put stores one bulk, retrying transient errors for RetryFor. A
+// precondition failure is resolved by reading the key back: our own bytes
+// mean an earlier attempt succeeded; anything else means we were fenced.
+func (w *WAL) put(key string, body []byte) error {
+	deadline := time.Now().Add(w.cfg.RetryFor)
+	backoff := 10 * time.Millisecond
+	for {
+		err := w.tryPut(key, body)
+		if err == nil || errors.Is(err, ErrFenced) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("engine: WAL upload %s: %w", key, err)
+		}
+		w.cfg.Logger.Warn("WAL upload failed, retrying", "key", key, "err", err, "backoff", backoff)
+		time.Sleep(backoff)
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func (w *WAL) tryPut(key string, body []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := w.cfg.Store.PutIfAbsent(ctx, key, body)
+	if !errors.Is(err, ports.ErrPrecondition) {
+		return err
+	}
+	stored, gerr := w.cfg.Store.Get(ctx, key, 0, -1)
+	switch {
+	case gerr != nil:
+		return gerr
+	case string(stored) == string(body):
+		return nil
+	case domain.IsFence(stored):
+		return fmt.Errorf("%w (at %s)", ErrFenced, key)
+	}
+	return fmt.Errorf("%w: a foreign object holds %s", ErrFenced, key)
+}

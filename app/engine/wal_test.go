@@ -1,0 +1,270 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// slowStore delays every PutIfAbsent and can hold puts until released.
+type slowStore struct {
+	ports.ObjectStore
+	delay    time.Duration
+	delayFor func(key string) time.Duration // extra delay per key
+	hold     chan struct{}                  // when non-nil, puts wait for it to close
+	puts  atomic.Int64
+	// ambiguous makes the next n puts store and then report an error.
+	ambiguous atomic.Int64
+}
+
+func (s *slowStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if s.hold != nil {
+		<-s.hold
+	}
+	time.Sleep(s.delay)
+	if s.delayFor != nil {
+		time.Sleep(s.delayFor(key))
+	}
+	s.puts.Add(1)
+	err := s.ObjectStore.PutIfAbsent(ctx, key, body)
+	if err == nil && s.ambiguous.Add(-1) >= 0 {
+		return errors.New("connection reset after the store committed")
+	}
+	return err
+}
+
+func frame(stream, off uint64, body string) *domain.Frame {
+	return &domain.Frame{Stream: stream, Epoch: 1, Offset: off, Records: []domain.Record{{Body: []byte(body)}}}
+}
+
+func submitWait(t testing.TB, w *WAL, f *domain.Frame) error {
+	done := make(chan error, 1)
+	if err := w.Submit(f, func(err error) { done <- err }); err != nil {
+		return err
+	}
+	return <-done
+}
+
+func TestLoneAppendCostsOnePut(t *testing.T) {
+	store := &slowStore{ObjectStore: memstore.New()}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	for i := range 5 {
+		if err := submitWait(t, w, frame(1, uint64(i), "x")); err != nil {
+			t.Fatal(err)
+		}
+		if got := store.puts.Load(); got != int64(i+1) {
+			t.Fatalf("after %d lone appends: %d puts", i+1, got)
+		}
+	}
+}
+
+// TestConcurrentAppendsShareBulksInOrder: 64 writers against a store with
+// 2 ms PUTs must share bulks, and each writer's frames must be durable in
+// its own order.
+func TestConcurrentAppendsShareBulksInOrder(t *testing.T) {
+	store := &slowStore{ObjectStore: memstore.New(), delay: 2 * time.Millisecond}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	const writers, each = 64, 20
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range each {
+				if err := submitWait(t, w, frame(uint64(i), uint64(n), fmt.Sprint(n))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stats := w.Stats()
+	if perPut := float64(stats.Frames) / float64(stats.Puts); perPut < 8 {
+		t.Fatalf("%d frames in %d puts: %.1f per put, want grouping", stats.Frames, stats.Puts, perPut)
+	}
+	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[uint64]uint64{}
+	for _, f := range frames {
+		if f.Offset != next[f.Stream] {
+			t.Fatalf("writer %d: frame %d after %d", f.Stream, f.Offset, next[f.Stream])
+		}
+		next[f.Stream]++
+	}
+	for i := range uint64(writers) {
+		if next[i] != each {
+			t.Fatalf("writer %d: %d frames stored, want %d", i, next[i], each)
+		}
+	}
+}
+
+// TestAcksFollowBulkOrder: a later bulk stored first is not acknowledged
+// before the earlier one.
+func TestAcksFollowBulkOrder(t *testing.T) {
+	// Bulk 1 takes longest and bulk 3 is stored first.
+	delays := map[uint64]time.Duration{1: 60 * time.Millisecond, 2: 30 * time.Millisecond}
+	store := &slowStore{ObjectStore: memstore.New(), delayFor: func(key string) time.Duration {
+		seq, _ := domain.ParseWALSeq(domain.WALPrefix(1, 1), key)
+		return delays[seq]
+	}}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxBulkBytes: 1})
+	var order []int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		if err := w.Submit(frame(1, uint64(i), "x"), func(err error) {
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			wg.Done()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if st := w.Stats(); st.Puts != 3 {
+		t.Fatalf("%d puts, want 3 pipelined bulks", st.Puts)
+	}
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("acknowledgement order %v", order)
+		}
+	}
+}
+
+func TestAmbiguousPutIsNotRepeated(t *testing.T) {
+	store := &slowStore{ObjectStore: memstore.New()}
+	store.ambiguous.Store(2)
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	for i := range 3 {
+		if err := submitWait(t, w, frame(1, uint64(i), "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 3 {
+		t.Fatalf("%d frames stored, want 3", len(frames))
+	}
+}
+
+// TestFencedWriterAcknowledgesNothingMore: after another process fences the
+// WAL, every frame acknowledged before is in what the fencer read, and no
+// later frame is acknowledged.
+func TestFencedWriterAcknowledgesNothingMore(t *testing.T) {
+	store := memstore.New()
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, RetryFor: time.Second})
+	var acked []uint64
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for off := uint64(0); ; off++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := submitWait(t, w, frame(1, off, "x")); err != nil {
+				if !errors.Is(err, ErrFenced) {
+					t.Errorf("append %d: %v, want ErrFenced", off, err)
+				}
+				return
+			}
+			mu.Lock()
+			acked = append(acked, off)
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for _, f := range frames {
+		seen[f.Offset] = true
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(acked) == 0 {
+		t.Fatal("nothing was acknowledged before the fence")
+	}
+	for _, off := range acked {
+		if !seen[off] {
+			t.Fatalf("frame %d was acknowledged but the fencer did not see it", off)
+		}
+	}
+	if !errors.Is(w.Err(), ErrFenced) {
+		t.Fatalf("WAL error %v, want ErrFenced", w.Err())
+	}
+}
+
+func TestBackpressureBlocksSubmit(t *testing.T) {
+	hold := make(chan struct{})
+	store := &slowStore{ObjectStore: memstore.New(), hold: hold}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxBufferedBytes: 100})
+	big := &domain.Frame{Stream: 1, Records: []domain.Record{{Body: make([]byte, 80)}}}
+	if err := w.Submit(big, func(error) {}); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	go func() {
+		w.Submit(&domain.Frame{Stream: 1, Offset: 1, Records: []domain.Record{{Body: make([]byte, 80)}}}, func(error) {})
+		close(returned)
+	}()
+	select {
+	case <-returned:
+		t.Fatal("Submit did not wait with the buffer full")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(hold)
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Submit still blocked after the store drained")
+	}
+}
+
+func TestCloseFlushesBufferedFrames(t *testing.T) {
+	store := &slowStore{ObjectStore: memstore.New(), delay: 5 * time.Millisecond}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	var ok atomic.Int64
+	for i := range 50 {
+		if err := w.Submit(frame(1, uint64(i), "x"), func(err error) {
+			if err == nil {
+				ok.Add(1)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ok.Load() != 50 {
+		t.Fatalf("%d of 50 frames durable after Close", ok.Load())
+	}
+	if err := w.Submit(frame(1, 50, "x"), func(error) {}); !errors.Is(err, ErrWALClosed) {
+		t.Fatalf("submit after close: %v", err)
+	}
+}

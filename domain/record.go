@@ -1,0 +1,151 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Record is one stored record. It belongs to neither wire protocol: the Pico
+// and Durable Streams listeners both read and write this shape.
+type Record struct {
+	// TimestampMs is assigned by the stream's owner, monotonic per stream.
+	TimestampMs int64
+	Headers     []Header
+	Body        []byte
+}
+
+// Header is one record header.
+type Header struct {
+	Key, Value string
+}
+
+// ProducerStamp identifies an idempotent producer's append. It travels inside
+// the WAL frame with the records it guards, so dedup state becomes durable
+// exactly when the data does.
+type ProducerStamp struct {
+	ID    string
+	Epoch uint64
+	Seq   uint64
+}
+
+// Frame is one append of consecutive records to one stream, as written to the
+// WAL: records [Offset, Offset+len(Records)) written at stream epoch Epoch.
+type Frame struct {
+	Stream   uint64
+	Epoch    uint64
+	Offset   uint64
+	Producer *ProducerStamp
+	Records  []Record
+}
+
+// End returns the offset after the frame's last record.
+func (f *Frame) End() uint64 { return f.Offset + uint64(len(f.Records)) }
+
+// Size returns the bytes the frame's record bodies and headers take, the
+// measure used for memory and bulk bounds.
+func (f *Frame) Size() int {
+	n := 0
+	for i := range f.Records {
+		n += len(f.Records[i].Body) + 16
+		for _, h := range f.Records[i].Headers {
+			n += len(h.Key) + len(h.Value)
+		}
+	}
+	return n
+}
+
+// ErrChecksum marks a frame whose CRC does not match its bytes.
+var ErrChecksum = errors.New("domain: checksum mismatch")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// AppendFrame appends f's framed encoding to b: u32 body length, u32 CRC-32C
+// of the body, body.
+func AppendFrame(b []byte, f *Frame) []byte {
+	e := &encoder{}
+	e.uvarint(f.Stream)
+	e.uvarint(f.Epoch)
+	e.uvarint(f.Offset)
+	if p := f.Producer; p != nil {
+		e.u8(1)
+		e.str(p.ID)
+		e.uvarint(p.Epoch)
+		e.uvarint(p.Seq)
+	} else {
+		e.u8(0)
+	}
+	e.uvarint(uint64(len(f.Records)))
+	for i := range f.Records {
+		appendRecord(e, &f.Records[i])
+	}
+	b = appendU32(b, uint32(len(e.buf)))
+	b = appendU32(b, crc32.Checksum(e.buf, castagnoli))
+	return append(b, e.buf...)
+}
+
+func appendRecord(e *encoder, r *Record) {
+	e.varint(r.TimestampMs)
+	e.uvarint(uint64(len(r.Headers)))
+	for _, h := range r.Headers {
+		e.str(h.Key)
+		e.str(h.Value)
+	}
+	e.bytes(r.Body)
+}
+
+// DecodeFrame decodes one framed frame from the start of b and returns it
+// with the bytes consumed. Lengths and counts are bounded by the bytes
+// present; a CRC mismatch is ErrChecksum.
+func DecodeFrame(b []byte) (Frame, int, error) {
+	if len(b) < 8 {
+		return Frame{}, 0, fmt.Errorf("%w: frame header truncated", ErrDecode)
+	}
+	n, sum := readU32(b), readU32(b[4:])
+	if uint64(n) > uint64(len(b)-8) {
+		return Frame{}, 0, fmt.Errorf("%w: frame of %d bytes, %d left", ErrDecode, n, len(b)-8)
+	}
+	body := b[8 : 8+n]
+	if crc32.Checksum(body, castagnoli) != sum {
+		return Frame{}, 0, ErrChecksum
+	}
+	d := &decoder{buf: body}
+	f := Frame{Stream: d.uvarint(), Epoch: d.uvarint(), Offset: d.uvarint()}
+	if d.boolean() {
+		f.Producer = &ProducerStamp{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint()}
+	}
+	count := d.count(3)
+	if count > 0 {
+		f.Records = make([]Record, count)
+	}
+	for i := 0; i < count && d.err == nil; i++ {
+		f.Records[i] = decodeRecord(d)
+	}
+	if err := d.finish(); err != nil {
+		return Frame{}, 0, err
+	}
+	if f.Offset+uint64(count) < f.Offset {
+		return Frame{}, 0, fmt.Errorf("%w: frame offsets overflow", ErrDecode)
+	}
+	return f, 8 + int(n), nil
+}
+
+func decodeRecord(d *decoder) Record {
+	r := Record{TimestampMs: d.varint()}
+	if n := d.count(2); n > 0 {
+		r.Headers = make([]Header, n)
+		for i := range r.Headers {
+			r.Headers[i] = Header{Key: d.str(), Value: d.str()}
+		}
+	}
+	r.Body = d.bytes()
+	return r
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+}
+
+func readU32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}

@@ -20,7 +20,7 @@ type slowStore struct {
 	delay    time.Duration
 	delayFor func(key string) time.Duration // extra delay per key
 	hold     chan struct{}                  // when non-nil, puts wait for it to close
-	puts  atomic.Int64
+	puts     atomic.Int64
 	// ambiguous makes the next n puts store and then report an error.
 	ambiguous atomic.Int64
 }

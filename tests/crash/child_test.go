@@ -1,0 +1,128 @@
+// Package crash kills a real process appending to a stream, many times, and
+// checks that every acknowledged record survives exactly once, in order.
+package crash
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/picomq/pico/adapters/filestore"
+	"github.com/picomq/pico/adapters/sqllog"
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/domain"
+)
+
+// Environment of a child process.
+const (
+	envDir   = "PICO_CRASH_DIR"
+	envMode  = "PICO_CRASH_MODE" // "write" or "dump"
+	envRound = "PICO_CRASH_ROUND"
+)
+
+const (
+	streamName = "/crash"
+	writers    = 16
+)
+
+// TestChild is the body of a child process; as an ordinary test it skips.
+func TestChild(t *testing.T) {
+	dir := os.Getenv(envDir)
+	if dir == "" {
+		t.Skip("only runs as a child of TestCrashRecovery")
+	}
+	ctx := context.Background()
+	log, err := sqllog.Open(ctx, "sqlite:"+filepath.Join(dir, "meta.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := filestore.Open(filepath.Join(dir, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.Start(ctx, node.Config{ID: 1, Address: "x", Slots: 1, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: n.Epoch()})
+	eng := engine.New(engine.Config{Plane: n.Plane(), By: n.Proposer(), Store: store, WAL: wal})
+	id := openStream(t, n, eng)
+	out := bufio.NewWriter(os.Stdout)
+	if os.Getenv(envMode) == "dump" {
+		dumpRecords(t, eng, id, out)
+		return
+	}
+	write(t, eng, id, os.Getenv(envRound))
+}
+
+func openStream(t *testing.T, n *node.Node, eng *engine.Engine) uint64 {
+	ctx := context.Background()
+	v := n.View()
+	if st, ok := v.StreamByName(streamName); ok {
+		if err := eng.Open(ctx, st.ID); err != nil {
+			t.Fatal(err)
+		}
+		return st.ID
+	}
+	r, err := n.Plane().ProposeOne(ctx, &domain.CreateStream{By: n.Proposer(), Name: streamName, Open: true})
+	if err != nil || r.Code != domain.ResultOK {
+		t.Fatalf("create: %v %v", r, err)
+	}
+	if err := eng.Open(ctx, r.Value); err != nil {
+		t.Fatal(err)
+	}
+	return r.Value
+}
+
+// write appends forever from several writers, printing one ACK line per
+// acknowledged append (written with a single unbuffered write).
+func write(t *testing.T, eng *engine.Engine, id uint64, round string) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				count := 1 + n%3
+				recs := make([]domain.Record, count)
+				for k := range recs {
+					recs[k] = domain.Record{Body: []byte(fmt.Sprintf("%s-%d-%d-%d", round, w, n, k))}
+				}
+				r, err := eng.Append(context.Background(), id, recs, nil)
+				if err != nil {
+					t.Errorf("append: %v", err)
+					return
+				}
+				line := fmt.Sprintf("ACK %s-%d-%d %d %d\n", round, w, n, count, r.First)
+				mu.Lock()
+				os.Stdout.WriteString(line)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func dumpRecords(t *testing.T, eng *engine.Engine, id uint64, out *bufio.Writer) {
+	defer out.Flush()
+	for off := uint64(0); ; {
+		recs, _, _, err := eng.Read(id, off, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			fmt.Fprintf(out, "REC %d %s\n", off, r.Body)
+			off++
+		}
+	}
+	fmt.Fprintln(out, "END")
+}

@@ -74,6 +74,8 @@ func (s *State) dispatch(c Command) Result {
 		return s.destroyObjects(c)
 	case *PutKV, *PutKVIf, *DeleteKV, *DeleteKVIf:
 		return s.applyKV(c)
+	case *FenceNode:
+		return s.fenceNode(c)
 	}
 	return reject(ResultInvalid, "unknown command %T", c)
 }
@@ -115,6 +117,8 @@ func proposerOf(c Command) Proposer {
 	case *DeleteKV:
 		return c.By
 	case *DeleteKVIf:
+		return c.By
+	case *FenceNode:
 		return c.By
 	}
 	return Proposer{}

@@ -39,6 +39,22 @@ func (s *State) setSlots(c *SetSlots) Result {
 	return ok(uint64(c.Slots))
 }
 
+func (s *State) fenceNode(c *FenceNode) Result {
+	old, known := s.Node(c.Node)
+	switch {
+	case !known:
+		return reject(ResultNotFound, "node %d is not registered", c.Node)
+	case old.Epoch > c.Epoch:
+		return redundant(old.Epoch)
+	case old.Epoch < c.Epoch:
+		return reject(ResultInvalid, "node %d is registered at epoch %d, not %d", c.Node, old.Epoch, c.Epoch)
+	}
+	n := *old
+	n.Epoch, n.Slots = c.Epoch+1, 0 // no live process holds the new epoch: take no placements
+	s.nodes = s.nodes.Set(uint32(n.ID), &n)
+	return ok(n.Epoch)
+}
+
 // reassign moves one stream's home from node from to node to.
 func (s *State) reassign(from, to NodeID) {
 	if from == to {

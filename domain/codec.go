@@ -110,6 +110,8 @@ func newCommand(c Code) Command {
 		return &DeleteKV{}
 	case CodeDeleteKVIf:
 		return &DeleteKVIf{}
+	case CodeFenceNode:
+		return &FenceNode{}
 	}
 	return nil
 }

@@ -174,6 +174,9 @@ func (c *DeleteKV) decode(d *decoder) { c.By, c.Space, c.Key = decodeKV(d) }
 func (c *DeleteKVIf) encode(e *encoder) { encodeKV(e, c.By, c.Space, c.Key); e.uvarint(c.IfRev) }
 func (c *DeleteKVIf) decode(d *decoder) { c.By, c.Space, c.Key = decodeKV(d); c.IfRev = d.uvarint() }
 
+func (c *FenceNode) encode(e *encoder) { e.proposer(c.By); e.node(c.Node); e.uvarint(c.Epoch) }
+func (c *FenceNode) decode(d *decoder) { c.By, c.Node, c.Epoch = d.proposer(), d.node(), d.uvarint() }
+
 func encodeKV(e *encoder, by Proposer, space KVSpace, key string) {
 	e.proposer(by)
 	e.u8(uint8(space))

@@ -25,6 +25,7 @@ const (
 	CodePutKVIf            Code = 17
 	CodeDeleteKV           Code = 18
 	CodeDeleteKVIf         Code = 19
+	CodeFenceNode          Code = 20
 )
 
 // Command is one metadata change. Every command carries all the inputs Apply
@@ -226,6 +227,19 @@ type DeleteKVIf struct {
 	IfRev uint64
 }
 
+// FenceNode retires node process (Node, Epoch) without its cooperation, for
+// failover from a node that is dead or unreachable: the node's recorded epoch
+// moves to Epoch+1, so that process's commands are node-fenced from now on
+// and every stream it held open counts as closed (any node may open them at
+// the next stream epoch), and its slots drop to 0 so nothing new is placed
+// on it. The node itself rejoins by registering at a higher epoch. A node already past Epoch is ResultRedundant. Result value: the new
+// recorded epoch.
+type FenceNode struct {
+	By    Proposer
+	Node  NodeID
+	Epoch uint64
+}
+
 // Code methods.
 func (RegisterNode) Code() Code       { return CodeRegisterNode }
 func (SetSlots) Code() Code           { return CodeSetSlots }
@@ -246,3 +260,4 @@ func (PutKV) Code() Code              { return CodePutKV }
 func (PutKVIf) Code() Code            { return CodePutKVIf }
 func (DeleteKV) Code() Code           { return CodeDeleteKV }
 func (DeleteKVIf) Code() Code         { return CodeDeleteKVIf }
+func (FenceNode) Code() Code          { return CodeFenceNode }

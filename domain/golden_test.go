@@ -41,6 +41,7 @@ func goldenSamples() []Command {
 		&PutKVIf{By: by, Space: SpaceTokens, Key: "token-a", Value: []byte("secret"), IfRev: 77},
 		&DeleteKV{By: by, Space: SpaceRegistry, Key: "/registry/old"},
 		&DeleteKVIf{By: by, Space: SpaceTokens, Key: "token-b", IfRev: 78},
+		&FenceNode{By: by, Node: 6, Epoch: 1_700_000_004_000},
 	}
 }
 

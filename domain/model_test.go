@@ -87,6 +87,8 @@ func (m *model) apply(c Command, r Result) error {
 		return m.del(kvRef{c.Space, c.Key}, false, 0, r)
 	case *DeleteKVIf:
 		return m.del(kvRef{c.Space, c.Key}, true, c.IfRev, r)
+	case *FenceNode:
+		return m.fence(c, r)
 	}
 	return nil
 }
@@ -103,6 +105,21 @@ func (m *model) register(c *RegisterNode, r Result) error {
 	}
 	m.nodes[c.Node] = Node{ID: c.Node, Epoch: c.Epoch, Address: c.Address, Slots: c.Slots}
 	return expect(r, ResultOK, c.Epoch, true)
+}
+
+func (m *model) fence(c *FenceNode, r Result) error {
+	n, known := m.nodes[c.Node]
+	switch {
+	case !known:
+		return expect(r, ResultNotFound, 0, false)
+	case n.Epoch > c.Epoch:
+		return expect(r, ResultRedundant, n.Epoch, true)
+	case n.Epoch < c.Epoch:
+		return expect(r, ResultInvalid, 0, false)
+	}
+	n.Epoch, n.Slots = c.Epoch+1, 0
+	m.nodes[c.Node] = n
+	return expect(r, ResultOK, n.Epoch, true)
 }
 
 func (m *model) setSlots(c *SetSlots, r Result) error {

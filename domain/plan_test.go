@@ -112,6 +112,12 @@ func (p *planner) plausible(c Code) Command {
 		return p.destroy()
 	case CodePutKV, CodePutKVIf, CodeDeleteKV, CodeDeleteKVIf:
 		return p.kv(c)
+	case CodeFenceNode:
+		id := NodeID(1 + p.intn(4))
+		if n, known := p.s.Node(id); known && !p.pct(20) {
+			return &FenceNode{By: p.live(), Node: id, Epoch: n.Epoch}
+		}
+		return nil
 	}
 	return p.streamCommand(c)
 }

@@ -6,15 +6,19 @@ import (
 	"testing"
 )
 
-// richState is a state reached by a long plausible log.
+// richState is a state reached by a long plausible log: the first seed
+// whose state has entries in every map (deterministic, and robust to new
+// command types changing what one seed produces).
 func richState(t *testing.T) State {
 	t.Helper()
-	_, _, s := genLog(newPRNG(5), 60, true)
-	if s.StreamCount() == 0 || s.objects.Len() == 0 || s.reservations.Len() == 0 || s.garbage.Len() == 0 || s.kv.Len() == 0 {
-		t.Fatalf("state too dull: %d streams %d objects %d reservations %d garbage %d keys", s.StreamCount(),
-			s.objects.Len(), s.reservations.Len(), s.garbage.Len(), s.kv.Len())
+	for seed := uint64(1); seed <= 64; seed++ {
+		_, _, s := genLog(newPRNG(seed), 60, true)
+		if s.StreamCount() > 0 && s.objects.Len() > 0 && s.reservations.Len() > 0 && s.garbage.Len() > 0 && s.kv.Len() > 0 {
+			return s
+		}
 	}
-	return s
+	t.Fatal("no seed gives a state with every kind of entry")
+	return State{}
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -23,6 +24,7 @@ const (
 	envDir   = "PICO_CRASH_DIR"
 	envMode  = "PICO_CRASH_MODE" // "write" or "dump"
 	envRound = "PICO_CRASH_ROUND"
+	envNode  = "PICO_CRASH_NODE" // node id, default 1
 )
 
 const (
@@ -45,25 +47,48 @@ func TestChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.Start(ctx, node.Config{ID: 1, Address: "x", Slots: 1, Log: log})
+	nodeID, _ := strconv.Atoi(os.Getenv(envNode))
+	n, err := node.Start(ctx, node.Config{ID: domain.NodeID(max(nodeID, 1)), Address: "x", Slots: 1, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: n.Epoch()})
+	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: n.Proposer().Node, Epoch: n.Epoch()})
 	eng := engine.New(engine.Config{Plane: n.Plane(), By: n.Proposer(), Store: store, WAL: wal})
 	id := openStream(t, n, eng)
-	out := bufio.NewWriter(os.Stdout)
-	if os.Getenv(envMode) == "dump" {
-		dumpRecords(t, eng, id, out)
-		return
+	switch os.Getenv(envMode) {
+	case "dump":
+		dumpRecords(t, eng, id, bufio.NewWriter(os.Stdout))
+	case "takeover":
+		appendN(t, eng, id, os.Getenv(envRound), 200)
+	default:
+		write(t, eng, id, os.Getenv(envRound))
 	}
-	write(t, eng, id, os.Getenv(envRound))
+}
+
+// appendN appends n single records from one writer, printing ACK lines.
+func appendN(t *testing.T, eng *engine.Engine, id uint64, round string, n int) {
+	for i := range n {
+		body := fmt.Sprintf("%s-0-%d-0", round, i)
+		r, err := eng.Append(context.Background(), id, []domain.Record{{Body: []byte(body)}}, nil)
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		os.Stdout.WriteString(fmt.Sprintf("ACK %s-0-%d 1 %d\n", round, i, r.First))
+	}
 }
 
 func openStream(t *testing.T, n *node.Node, eng *engine.Engine) uint64 {
 	ctx := context.Background()
 	v := n.View()
 	if st, ok := v.StreamByName(streamName); ok {
+		if owner, alive := v.Node(st.Owner); v.IsOpen(st) && alive && owner.ID != n.Proposer().Node {
+			// Open on another process (perhaps paused): retire it, as a
+			// failure detector would.
+			r, err := n.Plane().ProposeOne(ctx, &domain.FenceNode{By: n.Proposer(), Node: owner.ID, Epoch: owner.Epoch})
+			if err != nil || !r.OK() {
+				t.Fatalf("fence node %d: %v %v", owner.ID, r, err)
+			}
+		}
 		if err := eng.Open(ctx, st.ID); err != nil {
 			t.Fatal(err)
 		}

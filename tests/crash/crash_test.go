@@ -46,9 +46,10 @@ type ack struct {
 	first uint64
 }
 
-func child(dir, mode string, round int) *exec.Cmd {
+func child(dir, mode string, round int, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1", "-test.v=false")
 	cmd.Env = append(os.Environ(), envDir+"="+dir, envMode+"="+mode, envRound+"="+strconv.Itoa(round))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = io.Discard
 	return cmd
 }
@@ -93,8 +94,8 @@ func runAndKill(t *testing.T, dir string, round int, after time.Duration) map[st
 	return acks
 }
 
-func dump(t *testing.T, dir string) []string {
-	out, err := child(dir, "dump", -1).Output()
+func dump(t *testing.T, dir string, env ...string) []string {
+	out, err := child(dir, "dump", -1, env...).Output()
 	if err != nil {
 		t.Fatalf("dump: %v\n%s", err, out)
 	}

@@ -68,8 +68,8 @@ func (e *Engine) submit(s *stream, records []domain.Record, p *domain.ProducerSt
 	s.mu.Lock()
 	s.records = append(s.records, recs...) // invisible until confirmed passes them
 	s.mu.Unlock()
-	if err := e.cfg.WAL.Submit(f, func(err error) { s.durable(end, err); done <- err }); err != nil {
-		s.durable(end, err)
+	if err := e.cfg.WAL.Submit(f, func(err error) { s.durable(f, err); done <- err }); err != nil {
+		s.durable(f, err)
 		return AppendResult{}, nil, err
 	}
 	res := AppendResult{First: f.Offset, Next: end, TimestampMs: ts}
@@ -106,16 +106,7 @@ func (s *stream) err() error {
 	return s.failed
 }
 
-// Read returns up to max durable records of stream id from offset from, the
-// confirm offset, and a channel closed when it next grows (for long-polls).
-func (e *Engine) Read(id, from uint64, max int) ([]domain.Record, uint64, <-chan struct{}, error) {
-	s, ok := e.local(id)
-	if !ok {
-		return nil, 0, nil, ErrNotLocal
-	}
-	recs, confirmed, changed := s.read(from, max)
-	return recs, confirmed, changed, nil
-}
+
 
 // waitConfirmed waits until offsets below off are durable.
 func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {

@@ -34,14 +34,18 @@ type Config struct {
 	WAL    *WAL
 	Logger *slog.Logger
 	Now    func() time.Time
+	// TailRecords is how many of each stream's newest records stay in memory
+	// after they are committed, for readers at the tail (1024).
+	TailRecords int
 }
 
 // Engine serves the streams this process writes.
 type Engine struct {
 	cfg     Config
 	mu      sync.Mutex
-	streams map[uint64]*stream
-	opening sync.Mutex // one recovery at a time keeps fencing simple
+	streams   map[uint64]*stream
+	opening   sync.Mutex // one recovery at a time keeps fencing simple
+	uploading sync.Mutex // one upload pass at a time
 }
 
 // New returns an engine with no open streams.
@@ -51,6 +55,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.TailRecords <= 0 {
+		cfg.TailRecords = 1024
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}}
 }
@@ -86,11 +93,10 @@ func (e *Engine) Open(ctx context.Context, id uint64) error {
 		}
 		return nil
 	}
-	if n, alive := v.Node(st.Owner); alive && !st.Open && n.Epoch == st.OwnerEpoch {
-		// Closed by a live writer: its records are not all in data objects
-		// yet, and fencing its WAL would stop its other streams.
-		return fmt.Errorf("engine: stream %d was closed by live node %d; handoff needs data objects", id, st.Owner)
-	}
+	// A writer that closed the stream itself committed every record first
+	// (Close); only a writer that vanished must be fenced and read.
+	n, alive := v.Node(st.Owner)
+	closedCleanly := alive && !st.Open && n.Epoch == st.OwnerEpoch
 	prev := *st
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.OpenStream{By: e.cfg.By, Stream: id, Epoch: st.Epoch + 1})
 	if err != nil {
@@ -105,13 +111,20 @@ func (e *Engine) Open(ctx context.Context, id uint64) error {
 	default:
 		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	}
-	return e.recover(ctx, &prev, st.Epoch+1)
+	return e.recover(ctx, &prev, st.Epoch+1, !closedCleanly)
 }
 
 // recover rebuilds a stream opened at epoch from its previous writer's WAL.
-func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64) error {
+func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64, fence bool) error {
 	s := newStream(prev.ID, epoch, prev.End)
-	if prev.Owner != 0 && prev.OwnerEpoch != 0 {
+	if prev.End > prev.Start {
+		sec, err := e.lastSection(ctx, prev)
+		if err != nil {
+			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
+		}
+		s.loadProducers(sec.Producers)
+	}
+	if fence && prev.Owner != 0 && prev.OwnerEpoch != 0 {
 		frames, err := FenceWAL(ctx, e.cfg.Store, prev.Owner, prev.OwnerEpoch, e.cfg.By)
 		if err != nil {
 			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
@@ -154,4 +167,44 @@ func framesOf(frames []domain.Frame, id uint64) []domain.Frame {
 		}
 	}
 	return out
+}
+
+// lastSection returns the stream's section of the data object holding its
+// last committed record: it carries the producer state as of End.
+func (e *Engine) lastSection(ctx context.Context, st *domain.Stream) (domain.Section, error) {
+	v := e.cfg.Plane.View()
+	obj, ok := v.ObjectAt(st, st.End-1)
+	if !ok {
+		return domain.Section{}, fmt.Errorf("no object holds offset %d", st.End-1)
+	}
+	_, sec, err := e.readSection(context.Background(), obj.ID, st.ID)
+	return sec, err
+}
+
+// Close commits a stream's records to data objects and releases it, so any
+// node can open it next without reading this process's WAL.
+func (e *Engine) Close(ctx context.Context, id uint64) error {
+	s, ok := e.local(id)
+	if !ok {
+		return ErrNotLocal
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if err := s.waitConfirmed(ctx, s.next); err != nil {
+		return err
+	}
+	if _, err := e.Upload(ctx); err != nil {
+		return err
+	}
+	if s.committedThrough() < s.next {
+		return fmt.Errorf("engine: stream %d not fully committed", id)
+	}
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CloseStream{By: e.cfg.By, Stream: id, Epoch: s.epoch})
+	if err != nil || !r.OK() {
+		return fmt.Errorf("engine: close stream %d: %v %v", id, r, err)
+	}
+	e.mu.Lock()
+	delete(e.streams, id)
+	e.mu.Unlock()
+	return nil
 }

@@ -79,7 +79,7 @@ func TestAppendReadAndTimestamps(t *testing.T) {
 	if err != nil || r2.First != 2 || r2.TimestampMs < r1.TimestampMs {
 		t.Fatalf("append: %+v %v", r2, err)
 	}
-	recs, confirmed, _, err := p.engine.Read(id, 1, 10)
+	recs, confirmed, _, err := p.engine.Read(context.Background(), id, 1, 10)
 	if err != nil || confirmed != 3 || fmt.Sprint(bodies(recs)) != "[b c]" || recs[0].Headers[0].Value != "b" {
 		t.Fatalf("read: %v %d %v", bodies(recs), confirmed, err)
 	}
@@ -99,7 +99,7 @@ func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
-	recs, confirmed, changed, _ := p.engine.Read(id, 0, 10)
+	recs, confirmed, changed, _ := p.engine.Read(context.Background(), id, 0, 10)
 	if len(recs) != 0 || confirmed != 0 {
 		t.Fatalf("read %d records (confirm %d) before the upload finished", len(recs), confirmed)
 	}
@@ -112,7 +112,7 @@ func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("waiting reader was not woken")
 	}
-	if recs, _, _, _ := p.engine.Read(id, 0, 10); len(recs) != 1 {
+	if recs, _, _, _ := p.engine.Read(context.Background(), id, 0, 10); len(recs) != 1 {
 		t.Fatalf("read %d records after the upload", len(recs))
 	}
 }
@@ -137,7 +137,7 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	if err := next.engine.Open(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	recs, confirmed, _, _ := next.engine.Read(id, 0, 100)
+	recs, confirmed, _, _ := next.engine.Read(context.Background(), id, 0, 100)
 	if confirmed != 10 || fmt.Sprint(bodies(recs)) != "[0 1 2 3 4 5 6 7 8 9]" {
 		t.Fatalf("recovered %v (confirm %d)", bodies(recs), confirmed)
 	}
@@ -154,7 +154,7 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	if err := third.engine.Open(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if recs, confirmed, _, _ := third.engine.Read(id, 0, 100); confirmed != 11 || string(recs[10].Body) != "10" {
+	if recs, confirmed, _, _ := third.engine.Read(context.Background(), id, 0, 100); confirmed != 11 || string(recs[10].Body) != "10" {
 		t.Fatalf("third process sees %v", bodies(recs))
 	}
 }
@@ -181,7 +181,7 @@ func TestIdempotentProducer(t *testing.T) {
 	if _, err := p.engine.Append(ctx, id, records("z"), stamp(1, 1)); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("stale epoch: %v", err)
 	}
-	if recs, _, _, _ := p.engine.Read(id, 0, 10); fmt.Sprint(bodies(recs)) != "[a b]" {
+	if recs, _, _, _ := p.engine.Read(context.Background(), id, 0, 10); fmt.Sprint(bodies(recs)) != "[a b]" {
 		t.Fatalf("stream holds %v", bodies(recs))
 	}
 }

@@ -25,8 +25,12 @@ type stream struct {
 	base      uint64          // offset of records[0]
 	records   []domain.Record // the tail in memory, [base, next)
 	confirmed uint64          // records below are durable: the confirm offset
+	committed uint64          // records below are in committed data objects
 	changed   chan struct{}   // closed and replaced when confirmed grows
 	failed    error
+	// durableProducers is the producer state as of confirmed: what a data
+	// object written now must carry.
+	durableProducers map[string]domain.ProducerState
 }
 
 // producerState is the dedup state of one idempotent producer: the last
@@ -38,8 +42,18 @@ type producerState struct {
 }
 
 func newStream(id, epoch, start uint64) *stream {
-	return &stream{id: id, epoch: epoch, next: start, base: start, confirmed: start,
-		producers: map[string]producerState{}, changed: make(chan struct{})}
+	return &stream{id: id, epoch: epoch, next: start, base: start, confirmed: start, committed: start,
+		producers: map[string]producerState{}, changed: make(chan struct{}),
+		durableProducers: map[string]domain.ProducerState{}}
+}
+
+// loadProducers installs producer state read from the stream's last data
+// object.
+func (s *stream) loadProducers(ps []domain.ProducerState) {
+	for _, p := range ps {
+		s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: p.First, next: p.Next}
+		s.durableProducers[p.ID] = p
+	}
 }
 
 // load installs recovered frames (offsets from s.next on) as durable.
@@ -57,6 +71,7 @@ func (s *stream) load(frames []domain.Frame) {
 		}
 		if p := f.Producer; p != nil {
 			s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: f.Offset, next: f.End()}
+			s.durableProducers[p.ID] = domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: f.End()}
 		}
 	}
 	s.confirmed = s.next
@@ -65,27 +80,28 @@ func (s *stream) load(frames []domain.Frame) {
 // durable is the WAL callback for a frame ending at end: it raises the
 // confirm offset and wakes readers. Frames of one stream are acknowledged in
 // offset order, so end only grows.
-func (s *stream) durable(end uint64, err error) {
+func (s *stream) durable(f *domain.Frame, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
 		if s.failed == nil {
 			s.failed = err
 		}
-	} else if end > s.confirmed {
+	} else if end := f.End(); end > s.confirmed {
 		s.confirmed = end
+		if p := f.Producer; p != nil {
+			s.durableProducers[p.ID] = domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: end}
+		}
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
 
-// read returns up to max confirmed records from offset from.
+// read returns up to max confirmed records from offset from, which must be
+// at or above base (older records are read from data objects).
 func (s *stream) read(from uint64, max int) ([]domain.Record, uint64, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if from < s.base {
-		from = s.base
-	}
 	end := min(s.confirmed, from+uint64(max))
 	if from >= end {
 		return nil, s.confirmed, s.changed
@@ -93,4 +109,10 @@ func (s *stream) read(from uint64, max int) ([]domain.Record, uint64, <-chan str
 	out := make([]domain.Record, end-from)
 	copy(out, s.records[from-s.base:end-s.base])
 	return out, s.confirmed, s.changed
+}
+
+func (s *stream) committedThrough() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.committed
 }

@@ -81,6 +81,8 @@ type WAL struct {
 	buffered int
 	sealed   map[uint64]*bulk // sealed and not yet acknowledged
 	acked    uint64           // every bulk <= acked is stored
+	retained []*bulk          // acknowledged bulks not yet deleted, in order
+	retiring sync.Mutex       // one Retire at a time: deletes go in order
 	failed   error
 	uploads  sync.WaitGroup
 
@@ -90,12 +92,14 @@ type WAL struct {
 type draft struct {
 	frames []byte
 	done   []func(error)
+	ends   map[uint64]uint64 // per stream, the end of its last frame
 }
 
 type bulk struct {
 	seq    uint64
 	frames []byte
 	done   []func(error)
+	ends   map[uint64]uint64
 	stored bool
 }
 
@@ -124,6 +128,10 @@ func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
 	}
 	w.open.frames = append(w.open.frames, enc...)
 	w.open.done = append(w.open.done, done)
+	if w.open.ends == nil {
+		w.open.ends = map[uint64]uint64{}
+	}
+	w.open.ends[f.Stream] = max(w.open.ends[f.Stream], f.End())
 	w.buffered += len(enc)
 	if w.inflight == 0 || (len(w.open.frames) >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
 		w.sealLocked()
@@ -132,7 +140,7 @@ func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
 }
 
 func (w *WAL) sealLocked() {
-	b := &bulk{seq: w.nextSeq, frames: w.open.frames, done: w.open.done}
+	b := &bulk{seq: w.nextSeq, frames: w.open.frames, done: w.open.done, ends: w.open.ends}
 	w.open = draft{}
 	w.nextSeq++
 	w.sealed[b.seq] = b
@@ -175,6 +183,8 @@ func (w *WAL) advanceLocked() {
 		for _, done := range b.done {
 			done(nil)
 		}
+		b.frames, b.done = nil, nil
+		w.retained = append(w.retained, b)
 	}
 	w.space.Broadcast()
 }
@@ -272,4 +282,39 @@ func (w *WAL) tryPut(key string, body []byte) error {
 		return fmt.Errorf("%w (at %s)", ErrFenced, key)
 	}
 	return fmt.Errorf("%w: a foreign object holds %s", ErrFenced, key)
+}
+
+// Retire deletes acknowledged bulks whose every frame covered reports as
+// committed elsewhere. Deletes go strictly in sequence order and never touch
+// the newest acknowledged bulk: the live bulks stay a contiguous run ending
+// at the writer's newest, which is what FenceWAL relies on.
+func (w *WAL) Retire(ctx context.Context, covered func(stream, end uint64) bool) error {
+	w.retiring.Lock()
+	defer w.retiring.Unlock()
+	for {
+		w.mu.Lock()
+		var b *bulk
+		if len(w.retained) > 1 { // the last one is the newest: keep it
+			b = w.retained[0]
+		}
+		w.mu.Unlock()
+		if b == nil || !allCovered(b.ends, covered) {
+			return nil
+		}
+		if err := w.cfg.Store.Delete(ctx, domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq)); err != nil {
+			return fmt.Errorf("engine: retire WAL bulk %d: %w", b.seq, err)
+		}
+		w.mu.Lock()
+		w.retained = w.retained[1:]
+		w.mu.Unlock()
+	}
+}
+
+func allCovered(ends map[uint64]uint64, covered func(stream, end uint64) bool) bool {
+	for stream, end := range ends {
+		if !covered(stream, end) {
+			return false
+		}
+	}
+	return true
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/filestore"
 	"github.com/picomq/pico/adapters/sqllog"
@@ -61,7 +62,16 @@ func TestChild(t *testing.T) {
 	case "takeover":
 		appendN(t, eng, id, os.Getenv(envRound), 200)
 	default:
+		go uploadEvery(eng, 50*time.Millisecond)
 		write(t, eng, id, os.Getenv(envRound))
+	}
+}
+
+// uploadEvery moves records to data objects while writers run, so crashes
+// land before, during and after uploads and WAL deletions.
+func uploadEvery(eng *engine.Engine, every time.Duration) {
+	for range time.Tick(every) {
+		eng.Upload(context.Background())
 	}
 }
 
@@ -137,7 +147,7 @@ func write(t *testing.T, eng *engine.Engine, id uint64, round string) {
 func dumpRecords(t *testing.T, eng *engine.Engine, id uint64, out *bufio.Writer) {
 	defer out.Flush()
 	for off := uint64(0); ; {
-		recs, _, _, err := eng.Read(id, off, 1000)
+		recs, _, _, err := eng.Read(context.Background(), id, off, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/picomq/pico/domain"
+)
+
+// Read returns up to max durable records of stream id from offset from, the
+// confirm offset, and a channel closed when it next grows (for long-polls).
+// Records still in memory come from the tail; older ones from committed data
+// objects, without taking any lock an append needs.
+func (e *Engine) Read(ctx context.Context, id, from uint64, max int) ([]domain.Record, uint64, <-chan struct{}, error) {
+	s, ok := e.local(id)
+	if !ok {
+		return nil, 0, nil, ErrNotLocal
+	}
+	s.mu.Lock()
+	base := s.base
+	s.mu.Unlock()
+	if from < base {
+		recs, err := e.readCommitted(ctx, id, from, min(max, int(base-from)))
+		s.mu.Lock()
+		confirmed, changed := s.confirmed, s.changed
+		s.mu.Unlock()
+		return recs, confirmed, changed, err
+	}
+	recs, confirmed, changed := s.read(from, max)
+	return recs, confirmed, changed, nil
+}
+
+// readCommitted reads records from the data object holding offset from.
+func (e *Engine) readCommitted(ctx context.Context, id, from uint64, max int) ([]domain.Record, error) {
+	v := e.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if from < st.Start {
+		from = st.Start // trimmed away: resume at the first record kept
+	}
+	obj, ok := v.ObjectAt(st, from)
+	if !ok {
+		return nil, nil
+	}
+	f, _, err := e.readSection(ctx, obj.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if from < f.Offset || from >= f.End() {
+		return nil, fmt.Errorf("engine: object %d does not hold offset %d of stream %d", obj.ID, from, id)
+	}
+	recs := f.Records[from-f.Offset:]
+	return recs[:min(len(recs), max)], nil
+}
+
+// readSection fetches one stream's frame from a data object: the index, then
+// only that stream's byte range.
+func (e *Engine) readSection(ctx context.Context, objID, stream uint64) (domain.Frame, domain.Section, error) {
+	key := domain.DataKey(objID)
+	head, err := e.cfg.Store.Get(ctx, key, 0, 4096)
+	if err != nil {
+		return domain.Frame{}, domain.Section{}, err
+	}
+	n, err := domain.DataIndexLength(head)
+	if err != nil {
+		return domain.Frame{}, domain.Section{}, err
+	}
+	if len(head) < domain.DataHeaderSize+n {
+		if head, err = e.cfg.Store.Get(ctx, key, 0, int64(domain.DataHeaderSize+n)); err != nil {
+			return domain.Frame{}, domain.Section{}, err
+		}
+	}
+	secs, err := domain.DecodeDataIndex(head)
+	if err != nil {
+		return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d: %w", objID, err)
+	}
+	for _, sec := range secs {
+		if sec.Stream != stream {
+			continue
+		}
+		b, err := e.cfg.Store.Get(ctx, key, int64(sec.Offset), int64(sec.Length))
+		if err != nil {
+			return domain.Frame{}, domain.Section{}, err
+		}
+		f, _, err := domain.DecodeFrame(b)
+		return f, sec, err
+	}
+	return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d has no section for stream %d", objID, stream)
+}

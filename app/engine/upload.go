@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// uploadPart is one stream's durable, uncommitted records.
+type uploadPart struct {
+	s         *stream
+	frame     domain.Frame
+	producers []domain.ProducerState
+}
+
+// reservationTTLMs bounds how long an object id stays reserved: an upload
+// abandoned by a crash is marked as garbage once it expires.
+const reservationTTLMs = 10 * 60 * 1000
+
+// Upload moves every local stream's durable, uncommitted records into one
+// data object: reserve an id through the log, PUT the object, commit it
+// (advancing every stream's end offset at once), then drop the committed
+// records from memory down to the tail cache and delete the WAL bulks that
+// are now covered. It returns the number of records committed.
+func (e *Engine) Upload(ctx context.Context) (int, error) {
+	e.uploading.Lock()
+	defer e.uploading.Unlock()
+	parts := e.collect()
+	if len(parts) == 0 {
+		return 0, e.retireWAL(ctx)
+	}
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.ReserveObjects{By: e.cfg.By, Count: 1,
+		TTLMs: reservationTTLMs, NowMs: e.cfg.Now().UnixMilli()})
+	if err != nil || r.Code != domain.ResultOK {
+		return 0, fmt.Errorf("engine: reserve object id: %v %v", r, err)
+	}
+	id := r.Value
+	frames, producers := make([]domain.Frame, len(parts)), make([][]domain.ProducerState, len(parts))
+	for i, p := range parts {
+		frames[i], producers[i] = p.frame, p.producers
+	}
+	obj, _ := domain.EncodeDataObject(frames, producers)
+	if err := e.putObject(ctx, domain.DataKey(id), obj); err != nil {
+		return 0, err
+	}
+	committed, err := e.commit(ctx, id, uint64(len(obj)), parts)
+	if err != nil {
+		return 0, err
+	}
+	return committed, e.retireWAL(ctx)
+}
+
+// collect gathers, per local stream, the records in [committed, confirmed).
+func (e *Engine) collect() []uploadPart {
+	e.mu.Lock()
+	streams := make([]*stream, 0, len(e.streams))
+	for _, s := range e.streams {
+		streams = append(streams, s)
+	}
+	e.mu.Unlock()
+	sort.Slice(streams, func(i, j int) bool { return streams[i].id < streams[j].id })
+	var parts []uploadPart
+	for _, s := range streams {
+		s.mu.Lock()
+		if s.failed == nil && s.confirmed > s.committed {
+			recs := s.records[s.committed-s.base : s.confirmed-s.base]
+			p := uploadPart{s: s, frame: domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: s.committed, Records: recs}}
+			for _, ps := range s.durableProducers {
+				p.producers = append(p.producers, ps)
+			}
+			sort.Slice(p.producers, func(i, j int) bool { return p.producers[i].ID < p.producers[j].ID })
+			parts = append(parts, p)
+		}
+		s.mu.Unlock()
+	}
+	return parts
+}
+
+// commit commits the object with one range per part. Streams this process
+// lost meanwhile are left out (their section stays unreferenced) and the
+// commit is retried with the rest.
+func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart) (int, error) {
+	for range 3 {
+		spec := domain.ObjectSpec{ID: id, Size: size}
+		for _, p := range parts {
+			spec.Ranges = append(spec.Ranges, domain.Range{Stream: p.s.id, Epoch: p.s.epoch,
+				Start: p.frame.Offset, End: p.frame.End()})
+		}
+		r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CommitObjects{By: e.cfg.By, Objects: []domain.ObjectSpec{spec},
+			NowMs: e.cfg.Now().UnixMilli()})
+		if err != nil {
+			return 0, fmt.Errorf("engine: commit object %d: %w", id, err)
+		}
+		if r.OK() {
+			n := 0
+			for _, p := range parts {
+				n += len(p.frame.Records)
+				p.s.commitTo(p.frame.End(), e.cfg.TailRecords)
+			}
+			return n, nil
+		}
+		if parts = e.stillWritable(parts); len(parts) == 0 {
+			return 0, nil
+		}
+	}
+	return 0, fmt.Errorf("engine: commit object %d kept failing", id)
+}
+
+func (e *Engine) stillWritable(parts []uploadPart) []uploadPart {
+	v := e.cfg.Plane.View()
+	var keep []uploadPart
+	for _, p := range parts {
+		st, ok := v.Stream(p.s.id)
+		if ok && v.IsOpen(st) && st.Epoch == p.s.epoch && st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch && st.End == p.frame.Offset {
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// commitTo records that offsets below end are committed and drops records
+// from memory, keeping at least keep of the newest for hot readers.
+func (s *stream) commitTo(end uint64, keep int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.committed = max(s.committed, end)
+	newBase := s.committed
+	if s.confirmed-newBase < uint64(keep) {
+		newBase = max(s.base, s.confirmed-min(s.confirmed, uint64(keep)))
+	}
+	if newBase > s.base {
+		s.records = append([]domain.Record(nil), s.records[newBase-s.base:]...)
+		s.base = newBase
+	}
+}
+
+func (e *Engine) putObject(ctx context.Context, key string, body []byte) error {
+	err := e.cfg.Store.PutIfAbsent(ctx, key, body)
+	if errors.Is(err, ports.ErrPrecondition) {
+		stored, gerr := e.cfg.Store.Get(ctx, key, 0, -1)
+		if gerr == nil && string(stored) == string(body) {
+			return nil
+		}
+		return fmt.Errorf("engine: data object %s already holds other bytes", key)
+	}
+	return err
+}
+
+// retireWAL deletes WAL bulks whose every frame is committed.
+func (e *Engine) retireWAL(ctx context.Context) error {
+	v := e.cfg.Plane.View()
+	return e.cfg.WAL.Retire(ctx, func(stream, end uint64) bool {
+		st, ok := v.Stream(stream)
+		return !ok || st.End >= end
+	})
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+)
+
+func readAll(t *testing.T, p *process, id uint64) []string {
+	t.Helper()
+	var out []string
+	for off := uint64(0); ; {
+		recs, _, _, err := p.engine.Read(context.Background(), id, off, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 {
+			return out
+		}
+		out = append(out, bodies(recs)...)
+		off += uint64(len(recs))
+	}
+}
+
+func walKeys(t *testing.T, store *memstore.Store, p *process) int {
+	t.Helper()
+	objs, err := store.List(context.Background(), domain.WALPrefix(p.by.Node, p.by.Epoch), "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(objs)
+}
+
+// TestUploadCommitsTrimsMemoryAndRetiresWAL: after an upload, old records
+// are read back from the data object, the stream's end advanced in the
+// metadata, and only the newest WAL bulk is left.
+func TestUploadCommitsTrimsMemoryAndRetiresWAL(t *testing.T) {
+	store := memstore.New()
+	p := startProcess(t, memlog.New(), store, 1, 1)
+	p.engine.cfg.TailRecords = 4
+	a, b := p.create(t, "/a"), p.create(t, "/b")
+	ctx := context.Background()
+	var want []string
+	for i := range 30 {
+		want = append(want, fmt.Sprint(i))
+		for _, id := range []uint64{a, b} {
+			if _, err := p.engine.Append(ctx, id, records(fmt.Sprint(i)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := walKeys(t, store, p)
+	n, err := p.engine.Upload(ctx)
+	if err != nil || n != 60 {
+		t.Fatalf("upload: %d records, %v", n, err)
+	}
+	v := p.plane.View()
+	for _, id := range []uint64{a, b} {
+		if st, _ := v.Stream(id); st.End != 30 {
+			t.Fatalf("stream %d ends at %d in the metadata", id, st.End)
+		}
+		if got := readAll(t, p, id); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("stream %d reads %v", id, got)
+		}
+	}
+	if s, _ := p.engine.local(a); s.base != 26 || len(s.records) != 4 {
+		t.Fatalf("memory keeps [%d, +%d), want the 4 newest", s.base, len(s.records))
+	}
+	if after := walKeys(t, store, p); after != 1 || before < 2 {
+		t.Fatalf("WAL bulks: %d before, %d after retiring, want only the newest left", before, after)
+	}
+}
+
+// TestRecoveryCombinesDataObjectsAndWAL: a restart after an upload recovers
+// committed records from data objects, newer ones from the WAL, and the
+// producer state from both.
+func TestRecoveryCombinesDataObjectsAndWAL(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	old := startProcess(t, log, store, 1, 1)
+	id := old.create(t, "/s")
+	ctx := context.Background()
+	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: seq} }
+	for i := range 5 {
+		if _, err := old.engine.Append(ctx, id, records(fmt.Sprint(i)), stamp(uint64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := old.engine.Upload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.engine.Append(ctx, id, records("5"), nil); err != nil {
+		t.Fatal(err)
+	}
+	next := startProcess(t, log, store, 1, 2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	if err := next.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, next, id); strings.Join(got, ",") != "0,1,2,3,4,5" {
+		t.Fatalf("recovered %v", got)
+	}
+	r, err := next.engine.Append(ctx, id, records("4"), stamp(4))
+	if err != nil || !r.Duplicate {
+		t.Fatalf("retry of an uploaded producer append: %+v %v, want a duplicate", r, err)
+	}
+}
+
+// TestCloseHandsOverWithoutFencing: a stream closed by its live writer is
+// opened elsewhere from data objects alone; the old writer's WAL keeps
+// working for its other streams.
+func TestCloseHandsOverWithoutFencing(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	a := startProcess(t, log, store, 1, 1)
+	moving, staying := a.create(t, "/moving"), a.create(t, "/staying")
+	ctx := context.Background()
+	for i := range 3 {
+		a.engine.Append(ctx, moving, records(fmt.Sprint(i)), nil)
+	}
+	if err := a.engine.Close(ctx, moving); err != nil {
+		t.Fatal(err)
+	}
+	b := startProcess(t, log, store, 2, 1)
+	b.plane.WaitFor(ctx, a.plane.Applied())
+	if err := b.engine.Open(ctx, moving); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, b, moving); strings.Join(got, ",") != "0,1,2" {
+		t.Fatalf("node 2 reads %v", got)
+	}
+	if _, err := a.engine.Append(ctx, staying, records("x"), nil); err != nil {
+		t.Fatalf("node 1's WAL was fenced by a clean handoff: %v", err)
+	}
+}

@@ -1,0 +1,140 @@
+package domain
+
+import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+)
+
+// A data object holds committed records of one or more streams, laid out for
+// reads: a checksummed index, then one frame per stream. The index says
+// where each stream's frame is, so a reader fetches only its own range.
+var dataMagic = []byte("PDO1")
+
+// DataHeaderSize is enough to read the fixed part of a data object's start:
+// magic, index length and index CRC.
+const DataHeaderSize = 12
+
+// Section is one stream's part of a data object.
+type Section struct {
+	Stream, Epoch, Start, End uint64
+	// Offset and Length locate the section's frame within the object.
+	Offset, Length uint64
+	// Producers is the stream's idempotent-producer state as of End, so it
+	// outlives the WAL objects it was first written in.
+	Producers []ProducerState
+}
+
+// ProducerState is one producer's dedup state: its last sequence and where
+// that append landed.
+type ProducerState struct {
+	ID          string
+	Epoch, Seq  uint64
+	First, Next uint64
+}
+
+// DataKey is the object-store key of data object id.
+func DataKey(id uint64) string { return fmt.Sprintf("data/%020d", id) }
+
+// EncodeDataObject lays out frames (one per stream, consecutive records)
+// with their producer tables, and returns the object and its sections.
+func EncodeDataObject(frames []Frame, producers [][]ProducerState) ([]byte, []Section) {
+	secs := make([]Section, len(frames))
+	var body []byte
+	for i := range frames {
+		f := &frames[i]
+		start := len(body)
+		body = AppendFrame(body, f)
+		secs[i] = Section{Stream: f.Stream, Epoch: f.Epoch, Start: f.Offset, End: f.End(),
+			Offset: uint64(start), Length: uint64(len(body) - start)}
+		if i < len(producers) {
+			secs[i].Producers = producers[i]
+		}
+	}
+	index := encodeIndex(secs)
+	base := uint64(DataHeaderSize + len(index))
+	for i := range secs {
+		secs[i].Offset += base
+	}
+	index = encodeIndex(secs) // same length: offsets are fixed-width
+	out := append([]byte(nil), dataMagic...)
+	out = appendU32(out, uint32(len(index)))
+	out = appendU32(out, crc32.Checksum(index, castagnoli))
+	out = append(out, index...)
+	return append(out, body...), secs
+}
+
+func encodeIndex(secs []Section) []byte {
+	e := &encoder{}
+	e.uvarint(uint64(len(secs)))
+	for _, s := range secs {
+		for _, v := range []uint64{s.Stream, s.Epoch, s.Start, s.End} {
+			e.uvarint(v)
+		}
+		e.buf = appendU64(e.buf, s.Offset)
+		e.buf = appendU64(e.buf, s.Length)
+		e.uvarint(uint64(len(s.Producers)))
+		for _, p := range s.Producers {
+			e.str(p.ID)
+			for _, v := range []uint64{p.Epoch, p.Seq, p.First, p.Next} {
+				e.uvarint(v)
+			}
+		}
+	}
+	return e.buf
+}
+
+// DataIndexLength reads the index length from an object's first
+// DataHeaderSize bytes; the index ends at DataHeaderSize+length.
+func DataIndexLength(head []byte) (int, error) {
+	if len(head) < DataHeaderSize || !bytes.Equal(head[:4], dataMagic) {
+		return 0, fmt.Errorf("%w: not a data object", ErrDecode)
+	}
+	return int(readU32(head[4:])), nil
+}
+
+// DecodeDataIndex decodes the sections from an object's first
+// DataHeaderSize+index length bytes.
+func DecodeDataIndex(b []byte) ([]Section, error) {
+	n, err := DataIndexLength(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < DataHeaderSize+n {
+		return nil, fmt.Errorf("%w: data index truncated", ErrDecode)
+	}
+	index := b[DataHeaderSize : DataHeaderSize+n]
+	if crc32.Checksum(index, castagnoli) != readU32(b[8:]) {
+		return nil, ErrChecksum
+	}
+	d := &decoder{buf: index}
+	count := d.count(20)
+	secs := make([]Section, 0, count)
+	for i := 0; i < count && d.err == nil; i++ {
+		s := Section{Stream: d.uvarint(), Epoch: d.uvarint(), Start: d.uvarint(), End: d.uvarint(),
+			Offset: d.u64(), Length: d.u64()}
+		for j := d.count(5); j > 0 && d.err == nil; j-- {
+			s.Producers = append(s.Producers, ProducerState{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint(),
+				First: d.uvarint(), Next: d.uvarint()})
+		}
+		secs = append(secs, s)
+	}
+	if err := d.finish(); err != nil {
+		return nil, err
+	}
+	return secs, nil
+}
+
+func appendU64(b []byte, v uint64) []byte {
+	return appendU32(appendU32(b, uint32(v)), uint32(v>>32))
+}
+
+func (d *decoder) u64() uint64 {
+	if d.err != nil || len(d.buf) < 8 {
+		d.fail("truncated")
+		return 0
+	}
+	v := uint64(readU32(d.buf)) | uint64(readU32(d.buf[4:]))<<32
+	d.buf = d.buf[8:]
+	return v
+}

@@ -106,8 +106,6 @@ func (s *stream) err() error {
 	return s.failed
 }
 
-
-
 // waitConfirmed waits until offsets below off are durable.
 func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
 	for {

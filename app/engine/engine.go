@@ -41,8 +41,8 @@ type Config struct {
 
 // Engine serves the streams this process writes.
 type Engine struct {
-	cfg     Config
-	mu      sync.Mutex
+	cfg       Config
+	mu        sync.Mutex
 	streams   map[uint64]*stream
 	opening   sync.Mutex // one recovery at a time keeps fencing simple
 	uploading sync.Mutex // one upload pass at a time

@@ -1,0 +1,144 @@
+// Package enginebench measures the write path against a real S3 server
+// (versitygw), side by side with raw PUTs of the same size in one run.
+package enginebench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/s3store"
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/s3test"
+)
+
+func openStore(b *testing.B) ports.ObjectStore {
+	store, err := s3store.Open(context.Background(), s3test.URL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return store
+}
+
+// node is an engine on a fresh store with n streams open.
+type node struct {
+	engine  *engine.Engine
+	wal     *engine.WAL
+	streams []uint64
+}
+
+func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
+	ctx := context.Background()
+	plane, err := meta.Open(ctx, meta.Config{Log: memlog.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { plane.Close() })
+	by := domain.Proposer{Node: 1, Epoch: 1}
+	if _, err := plane.ProposeOne(ctx, &domain.RegisterNode{Node: 1, Epoch: 1, Slots: 1}); err != nil {
+		b.Fatal(err)
+	}
+	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: 1})
+	n := &node{wal: wal, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal})}
+	for i := range streams {
+		r, err := plane.ProposeOne(ctx, &domain.CreateStream{By: by, Name: fmt.Sprintf("/bench/%d", i), Open: true})
+		if err != nil || r.Code != domain.ResultOK {
+			b.Fatalf("create: %v %v", r, err)
+		}
+		if err := n.engine.Open(ctx, r.Value); err != nil {
+			b.Fatal(err)
+		}
+		n.streams = append(n.streams, r.Value)
+	}
+	return n
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(q(0.50), "p50-µs")
+	b.ReportMetric(q(0.99), "p99-µs")
+}
+
+var runs atomic.Int64 // keeps raw PUT keys unique across benchmark runs
+
+// BenchmarkLoneAppend compares one 1 KiB append at a time with one raw
+// 1 KiB PUT at a time, on the same server in the same run.
+func BenchmarkLoneAppend(b *testing.B) {
+	body := make([]byte, 1024)
+	store := openStore(b)
+	b.Run("raw-put", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		run := runs.Add(1)
+		for i := range b.N {
+			start := time.Now()
+			if err := store.PutIfAbsent(context.Background(), fmt.Sprintf("raw/%d/%d", run, i), body); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		reportLatency(b, lat)
+	})
+	b.Run("append", func(b *testing.B) {
+		n := startNode(b, openStore(b), 1)
+		lat := make([]time.Duration, 0, b.N)
+		for range b.N {
+			start := time.Now()
+			if _, err := n.engine.Append(context.Background(), n.streams[0], []domain.Record{{Body: body}}, nil); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		reportLatency(b, lat)
+		b.ReportMetric(float64(n.wal.Stats().Puts)/float64(b.N), "puts/append")
+	})
+}
+
+// BenchmarkConcurrentAppends runs 64 (and 1024) appenders of 1 KiB records,
+// one stream each, and reports throughput, latency and how many records
+// share a PUT.
+func BenchmarkConcurrentAppends(b *testing.B) {
+	for _, appenders := range []int{64, 1024} {
+		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) { concurrentAppends(b, appenders) })
+	}
+}
+
+func concurrentAppends(b *testing.B, appenders int) {
+	body := make([]byte, 1024)
+	n := startNode(b, openStore(b), appenders)
+	var next atomic.Int64
+	lats := make([][]time.Duration, appenders)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for a := range appenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if _, err := n.engine.Append(context.Background(), n.streams[a], []domain.Record{{Body: body}}, nil); err != nil {
+					b.Error(err)
+					return
+				}
+				lats[a] = append(lats[a], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	stats := n.wal.Stats()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
+	b.ReportMetric(float64(stats.Frames)/float64(stats.Puts), "records/put")
+	b.ReportMetric(float64(stats.Puts)*1e6/float64(b.N), "puts/M-appends")
+	reportLatency(b, slices.Concat(lats...))
+}

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/picomq/pico/domain"
+)
+
+// gcBatch bounds the objects deleted per pass.
+const gcBatch = 1000
+
+// CollectGarbage deletes the bytes of objects marked as garbage (by trim,
+// delete, compaction or expired reservations), then proposes DestroyObjects
+// so the catalog forgets them. Bytes go first: a crash in between leaves a
+// mark whose bytes are already gone, and deleting an absent key is not an
+// error, so the next pass simply finishes the job. It returns the number of
+// objects destroyed.
+func (e *Engine) CollectGarbage(ctx context.Context) (int, error) {
+	v := e.cfg.Plane.View()
+	var ids []uint64
+	v.GarbageFrom(0, func(id uint64, _ domain.Garbage) bool {
+		ids = append(ids, id)
+		return len(ids) < gcBatch
+	})
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	for _, id := range ids {
+		if err := e.cfg.Store.Delete(ctx, domain.DataKey(id)); err != nil {
+			return 0, fmt.Errorf("engine: delete object %d: %w", id, err)
+		}
+	}
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.DestroyObjects{By: e.cfg.By, IDs: ids})
+	if err != nil || !r.OK() {
+		return 0, fmt.Errorf("engine: destroy objects: %v %v", r, err)
+	}
+	return int(r.Value), nil
+}
+
+// ExpireReservations marks object ids reserved longer ago than their TTL
+// as garbage: an upload that crashed after its PUT left bytes behind.
+func (e *Engine) ExpireReservations(ctx context.Context) error {
+	_, err := e.cfg.Plane.ProposeOne(ctx, &domain.ExpireReservations{By: e.cfg.By, NowMs: e.cfg.Now().UnixMilli()})
+	return err
+}
+
+// LeaseHolder reports whether this node holds the maintenance lease.
+type LeaseHolder interface {
+	Held() (epoch uint64, held bool)
+}
+
+// RunMaintenance uploads every uploadEvery and, while lease says this node
+// holds the maintenance lease, expires reservations and collects garbage
+// every maintainEvery, until ctx ends. Errors are logged and retried on the
+// next tick: every step is idempotent.
+func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEvery, maintainEvery time.Duration) {
+	upload, maintain := time.NewTicker(uploadEvery), time.NewTicker(maintainEvery)
+	defer upload.Stop()
+	defer maintain.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-upload.C:
+			if _, err := e.Upload(ctx); err != nil && ctx.Err() == nil {
+				e.cfg.Logger.Warn("upload to data objects failed", "err", err)
+			}
+		case <-maintain.C:
+			if _, held := lease.Held(); !held {
+				continue
+			}
+			if err := e.ExpireReservations(ctx); err != nil && ctx.Err() == nil {
+				e.cfg.Logger.Warn("reservation expiry failed", "err", err)
+			}
+			if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+				e.cfg.Logger.Warn("garbage collection failed", "err", err)
+			}
+		}
+	}
+}

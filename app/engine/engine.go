@@ -37,6 +37,8 @@ type Config struct {
 	// TailRecords is how many of each stream's newest records stay in memory
 	// after they are committed, for readers at the tail (1024).
 	TailRecords int
+	// BlockCacheBytes bounds the cache of committed sections (256 MiB).
+	BlockCacheBytes int
 }
 
 // Engine serves the streams this process writes.
@@ -46,6 +48,7 @@ type Engine struct {
 	streams   map[uint64]*stream
 	opening   sync.Mutex // one recovery at a time keeps fencing simple
 	uploading sync.Mutex // one upload pass at a time
+	blocks    *blockCache
 }
 
 // New returns an engine with no open streams.
@@ -59,7 +62,10 @@ func New(cfg Config) *Engine {
 	if cfg.TailRecords <= 0 {
 		cfg.TailRecords = 1024
 	}
-	return &Engine{cfg: cfg, streams: map[uint64]*stream{}}
+	if cfg.BlockCacheBytes <= 0 {
+		cfg.BlockCacheBytes = 256 << 20
+	}
+	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, blocks: newBlockCache(cfg.BlockCacheBytes)}
 }
 
 func (e *Engine) local(id uint64) (*stream, bool) {

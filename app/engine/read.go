@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/picomq/pico/domain"
 )
@@ -44,10 +45,14 @@ func (e *Engine) readCommitted(ctx context.Context, id, from uint64, max int) ([
 	if !ok {
 		return nil, nil
 	}
-	f, _, err := e.readSection(ctx, obj.ID, id)
+	f, err := e.blocks.get(ctx, blockKey{obj.ID, id}, func() (domain.Frame, error) {
+		f, _, err := e.readSection(ctx, obj.ID, id)
+		return f, err
+	})
 	if err != nil {
 		return nil, err
 	}
+	e.readAhead(&v, st, f.End())
 	if from < f.Offset || from >= f.End() {
 		return nil, fmt.Errorf("engine: object %d does not hold offset %d of stream %d", obj.ID, from, id)
 	}
@@ -88,4 +93,19 @@ func (e *Engine) readSection(ctx context.Context, objID, stream uint64) (domain.
 		return f, sec, err
 	}
 	return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d has no section for stream %d", objID, stream)
+}
+
+// readAhead starts fetching the section after end, so a sequential reader
+// finds it cached when it gets there.
+func (e *Engine) readAhead(v *domain.State, st *domain.Stream, end uint64) {
+	next, ok := v.ObjectAt(st, end)
+	if !ok || e.blocks.has(blockKey{next.ID, st.ID}) {
+		return
+	}
+	go e.blocks.get(context.Background(), blockKey{next.ID, st.ID}, func() (domain.Frame, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		f, _, err := e.readSection(ctx, next.ID, st.ID)
+		return f, err
+	})
 }

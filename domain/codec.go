@@ -157,6 +157,8 @@ func (e *encoder) ids(ids []uint64) {
 type decoder struct {
 	buf []byte
 	err error
+	// alias: bytes() returns slices of buf instead of copies.
+	alias bool
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -227,7 +229,8 @@ func (d *decoder) boolean() bool {
 	return false
 }
 
-// bytes returns a copy, so decoded commands never alias the row buffer.
+// bytes returns a copy unless the decoder aliases, so decoded commands
+// never alias the row buffer.
 func (d *decoder) bytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {
@@ -240,7 +243,10 @@ func (d *decoder) bytes() []byte {
 	if n == 0 {
 		return nil
 	}
-	b := append([]byte(nil), d.buf[:n]...)
+	b := d.buf[:n:n]
+	if !d.alias {
+		b = append([]byte(nil), b...)
+	}
 	d.buf = d.buf[n:]
 	return b
 }

@@ -96,7 +96,8 @@ func appendRecord(e *encoder, r *Record) {
 
 // DecodeFrame decodes one framed frame from the start of b and returns it
 // with the bytes consumed. Lengths and counts are bounded by the bytes
-// present; a CRC mismatch is ErrChecksum.
+// present; a CRC mismatch is ErrChecksum. Record bodies alias b (no copy:
+// replay reads gigabytes), so the caller must not modify b afterwards.
 func DecodeFrame(b []byte) (Frame, int, error) {
 	if len(b) < 8 {
 		return Frame{}, 0, fmt.Errorf("%w: frame header truncated", ErrDecode)
@@ -109,7 +110,7 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return Frame{}, 0, ErrChecksum
 	}
-	d := &decoder{buf: body}
+	d := &decoder{buf: body, alias: true}
 	f := Frame{Stream: d.uvarint(), Epoch: d.uvarint(), Offset: d.uvarint()}
 	if d.boolean() {
 		f.Producer = &ProducerStamp{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint()}

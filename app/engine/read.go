@@ -31,6 +31,12 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) ([]domain.R
 	return recs, confirmed, changed, nil
 }
 
+// ReadCommitted reads up to max records from offset from out of committed
+// data objects only; any node may serve it, owner or not.
+func (e *Engine) ReadCommitted(ctx context.Context, id, from uint64, max int) ([]domain.Record, error) {
+	return e.readCommitted(ctx, id, from, max)
+}
+
 // readCommitted reads records from the data object holding offset from.
 func (e *Engine) readCommitted(ctx context.Context, id, from uint64, max int) ([]domain.Record, error) {
 	v := e.cfg.Plane.View()
@@ -52,7 +58,7 @@ func (e *Engine) readCommitted(ctx context.Context, id, from uint64, max int) ([
 	if err != nil {
 		return nil, err
 	}
-	e.readAhead(&v, st, f.End())
+	e.readAhead(&v, st, f.End(), 2)
 	if from < f.Offset || from >= f.End() {
 		return nil, fmt.Errorf("engine: object %d does not hold offset %d of stream %d", obj.ID, from, id)
 	}
@@ -95,17 +101,36 @@ func (e *Engine) readSection(ctx context.Context, objID, stream uint64) (domain.
 	return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d has no section for stream %d", objID, stream)
 }
 
-// readAhead starts fetching the section after end, so a sequential reader
-// finds it cached when it gets there.
-func (e *Engine) readAhead(v *domain.State, st *domain.Stream, end uint64) {
-	next, ok := v.ObjectAt(st, end)
-	if !ok || e.blocks.has(blockKey{next.ID, st.ID}) {
-		return
+// readAhead starts fetching the next sections sections after end, so a
+// sequential reader finds them cached when it gets there.
+func (e *Engine) readAhead(v *domain.State, st *domain.Stream, end uint64, sections int) {
+	for range sections {
+		next, ok := v.ObjectAt(st, end)
+		if !ok {
+			return
+		}
+		if !e.blocks.has(blockKey{next.ID, st.ID}) {
+			go e.blocks.get(context.Background(), blockKey{next.ID, st.ID}, func() (domain.Frame, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				f, _, err := e.readSection(ctx, next.ID, st.ID)
+				return f, err
+			})
+		}
+		r := rangeEnd(next, st.ID)
+		if r <= end {
+			return
+		}
+		end = r
 	}
-	go e.blocks.get(context.Background(), blockKey{next.ID, st.ID}, func() (domain.Frame, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		f, _, err := e.readSection(ctx, next.ID, st.ID)
-		return f, err
-	})
+}
+
+// rangeEnd returns where object o's range of stream ends.
+func rangeEnd(o *domain.Object, stream uint64) uint64 {
+	for _, r := range o.Ranges {
+		if r.Stream == stream {
+			return r.End
+		}
+	}
+	return 0
 }

@@ -5,6 +5,8 @@ package enginebench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,6 +32,8 @@ func openStore(b *testing.B) ports.ObjectStore {
 
 // node is an engine on a fresh store with n streams open.
 type node struct {
+	plane   *meta.Plane
+	by      domain.Proposer
 	engine  *engine.Engine
 	wal     *engine.WAL
 	streams []uint64
@@ -47,7 +51,7 @@ func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
 		b.Fatal(err)
 	}
 	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: 1})
-	n := &node{wal: wal, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal})}
+	n := &node{plane: plane, by: by, wal: wal, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal})}
 	for i := range streams {
 		r, err := plane.ProposeOne(ctx, &domain.CreateStream{By: by, Name: fmt.Sprintf("/bench/%d", i), Open: true})
 		if err != nil || r.Code != domain.ResultOK {
@@ -141,4 +145,85 @@ func concurrentAppends(b *testing.B, appenders int) {
 	b.ReportMetric(float64(stats.Frames)/float64(stats.Puts), "records/put")
 	b.ReportMetric(float64(stats.Puts)*1e6/float64(b.N), "puts/M-appends")
 	reportLatency(b, slices.Concat(lats...))
+}
+
+// BenchmarkColdReplay writes PICO_BENCH_REPLAY_MIB (default 256) of 64 KiB
+// records into data objects, then compares a cold sequential read of the
+// stream through a fresh engine with raw sequential GETs of the same
+// objects. The figure that matters is the ratio of the two MB/s.
+func BenchmarkColdReplay(b *testing.B) {
+	mib := 256
+	if v, err := strconv.Atoi(os.Getenv("PICO_BENCH_REPLAY_MIB")); err == nil && v > 0 {
+		mib = v
+	}
+	store := openStore(b)
+	n := startNode(b, store, 1)
+	id := n.streams[0]
+	body := make([]byte, 64<<10)
+	ctx := context.Background()
+	for i := range mib * 16 {
+		if _, err := n.engine.Append(ctx, id, []domain.Record{{Body: body}}, nil); err != nil {
+			b.Fatal(err)
+		}
+		if i%256 == 255 { // 16 MiB objects
+			if _, err := n.engine.Upload(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if _, err := n.engine.Upload(ctx); err != nil {
+		b.Fatal(err)
+	}
+	keys := dataKeys(b, store)
+	total := float64(mib << 20)
+	b.Run("raw-get", func(b *testing.B) {
+		start := time.Now()
+		for range b.N {
+			for _, k := range keys {
+				if _, err := store.Get(ctx, k, 0, -1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(total*float64(b.N)/time.Since(start).Seconds()/(1<<20), "MB/s")
+	})
+	b.Run("replay", func(b *testing.B) {
+		start := time.Now()
+		for range b.N {
+			cold := engine.New(engine.Config{Plane: n.plane, By: n.by, Store: store, WAL: n.wal})
+			read := 0
+			for off := uint64(0); ; {
+				recs, err := cold.ReadCommitted(ctx, id, off, 1<<20)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(recs) == 0 {
+					break
+				}
+				off += uint64(len(recs))
+				read += len(recs)
+			}
+			if read != mib*16 {
+				b.Fatalf("replayed %d records, wrote %d", read, mib*16)
+			}
+		}
+		b.ReportMetric(total*float64(b.N)/time.Since(start).Seconds()/(1<<20), "MB/s")
+	})
+}
+
+func dataKeys(b *testing.B, store ports.ObjectStore) []string {
+	var keys []string
+	for after := ""; ; {
+		page, err := store.List(context.Background(), "data/", after, 1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(page) == 0 {
+			return keys
+		}
+		for _, o := range page {
+			keys = append(keys, o.Key)
+		}
+		after = page[len(page)-1].Key
+	}
 }

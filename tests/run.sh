@@ -14,6 +14,14 @@
 #   PICOMQ_PG_URL      admin URL (database "postgres", user "postgres")
 #   PICOMQ_PG_RESTART  shell command restarting the server in immediate mode
 #   PICOMQ_REQUIRE_PG  1, so that Postgres tests fail rather than skip
+#
+# Unless PICOMQ_S3_ENDPOINT is already set (with PICOMQ_S3_ACCESS_KEY and
+# PICOMQ_S3_SECRET_KEY), a throwaway S3 server, versitygw on a temporary
+# directory, is started on a free loopback port and removed on exit. Its
+# binary is built once with `go install` (a few minutes) into a cache:
+# $PICOMQ_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/picomq. Exported:
+#   PICOMQ_S3_ENDPOINT, PICOMQ_S3_ACCESS_KEY, PICOMQ_S3_SECRET_KEY
+#   PICOMQ_REQUIRE_S3  1, so that S3 tests fail rather than skip
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -77,7 +85,6 @@ start_postgres() {
 		as_pg=(runuser -u postgres --)
 	fi
 	pg_ctl_cmd=("${as_pg[@]}" "$bindir/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log")
-	trap stop_postgres EXIT
 	log "starting $("$bindir/postgres" --version) in $pg_dir on 127.0.0.1:$port"
 	# The server user may not be able to read the caller's working directory.
 	(cd "$pg_dir" && "${as_pg[@]}" "$bindir/initdb" -D "$pg_dir/data" -A trust -U postgres >"$pg_dir/initdb.log") ||
@@ -94,12 +101,75 @@ start_postgres() {
 }
 
 stop_postgres() {
-	local status=$?
 	log "stopping Postgres"
 	(cd "$pg_dir" && "${pg_ctl_cmd[@]}" -m immediate stop >/dev/null 2>&1) || true
 	rm -rf "$pg_dir"
+}
+
+versitygw_version=v1.8.0
+
+# versitygw_bin prints the path of the versitygw binary, building it into the
+# cache first if it is not there.
+versitygw_bin() {
+	local cache=${PICOMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/picomq}
+	local dir="$cache/versitygw-$versitygw_version"
+	if [[ ! -x $dir/bin/versitygw ]]; then
+		log "building versitygw $versitygw_version into $dir (the first time takes a few minutes)"
+		mkdir -p "$dir"
+		# Into a fresh directory first, so an interrupted build leaves no
+		# binary that later runs would trust.
+		local tmp
+		tmp=$(mktemp -d "$dir/build.XXXXXX")
+		GOBIN="$tmp" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version" >&2 ||
+			{ rm -rf "$tmp"; log "building versitygw failed"; exit 1; }
+		mkdir -p "$dir/bin"
+		mv "$tmp/versitygw" "$dir/bin/versitygw"
+		rm -rf "$tmp"
+	fi
+	echo "$dir/bin/versitygw"
+}
+
+start_versitygw() {
+	local bin port
+	bin=$(versitygw_bin)
+	s3_dir=$(mktemp -d)
+	mkdir "$s3_dir/data"
+	port=$(free_port)
+	local access=picomq-test secret=picomq-test-secret
+	log "starting versitygw $versitygw_version in $s3_dir on 127.0.0.1:$port"
+	ROOT_ACCESS_KEY=$access ROOT_SECRET_KEY=$secret \
+		"$bin" --port "127.0.0.1:$port" --keep-alive --quiet posix "$s3_dir/data" \
+		>"$s3_dir/server.log" 2>&1 &
+	s3_pid=$!
+	local tries=0
+	until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+		if ! kill -0 "$s3_pid" 2>/dev/null || ((++tries > 300)); then
+			log "versitygw did not start:"
+			cat "$s3_dir/server.log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	export PICOMQ_S3_ENDPOINT="http://127.0.0.1:$port"
+	export PICOMQ_S3_ACCESS_KEY=$access PICOMQ_S3_SECRET_KEY=$secret
+	log "versitygw ready at $PICOMQ_S3_ENDPOINT"
+}
+
+stop_versitygw() {
+	log "stopping versitygw"
+	kill "$s3_pid" 2>/dev/null || true
+	wait "$s3_pid" 2>/dev/null || true
+	rm -rf "$s3_dir"
+}
+
+# cleanup stops whatever servers this script started, keeping the exit status.
+cleanup() {
+	local status=$?
+	[[ -z ${s3_pid:-} ]] || stop_versitygw
+	[[ -z ${pg_dir:-} ]] || stop_postgres
 	exit "$status"
 }
+trap cleanup EXIT
 
 if [[ -z ${PICOMQ_PG_URL:-} ]]; then
 	start_postgres
@@ -107,6 +177,13 @@ else
 	log "using the Postgres server in PICOMQ_PG_URL"
 fi
 export PICOMQ_REQUIRE_PG=1
+
+if [[ -z ${PICOMQ_S3_ENDPOINT:-} ]]; then
+	start_versitygw
+else
+	log "using the S3 server in PICOMQ_S3_ENDPOINT"
+fi
+export PICOMQ_REQUIRE_S3=1
 
 packages=()
 for arg in "$@"; do

@@ -27,7 +27,13 @@ func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record,
 	if !ok {
 		return AppendResult{}, ErrNotLocal
 	}
+	if err := e.reserve(ctx, records); err != nil {
+		return AppendResult{}, err
+	}
 	res, done, err := e.submit(s, records, p)
+	if err != nil || res.Duplicate {
+		e.release(recordsSize(records)) // nothing was written
+	}
 	if err != nil {
 		return res, err
 	}
@@ -124,4 +130,47 @@ func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// reserve waits until the records fit under MaxUncommittedBytes, then
+// counts them: memory stays bounded when uploads fall behind appends.
+func (e *Engine) reserve(ctx context.Context, records []domain.Record) error {
+	n := recordsSize(records)
+	for {
+		e.roomMu.Lock()
+		if e.uncommitted == 0 || e.uncommitted+n <= e.cfg.MaxUncommittedBytes {
+			e.uncommitted += n
+			e.roomMu.Unlock()
+			return nil
+		}
+		room := e.room
+		e.roomMu.Unlock()
+		e.requestUpload()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release returns committed (or never written) bytes to the budget.
+func (e *Engine) release(n int) {
+	e.roomMu.Lock()
+	e.uncommitted = max(0, e.uncommitted-n)
+	close(e.room)
+	e.room = make(chan struct{})
+	e.roomMu.Unlock()
+}
+
+func (e *Engine) requestUpload() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+func recordsSize(records []domain.Record) int {
+	f := domain.Frame{Records: records}
+	return f.Size()
 }

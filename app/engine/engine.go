@@ -39,6 +39,12 @@ type Config struct {
 	TailRecords int
 	// BlockCacheBytes bounds the cache of committed sections (256 MiB).
 	BlockCacheBytes int
+	// MaxObjectBytes is the size at which an upload pass closes its data
+	// object (32 MiB); one stream's range is never split.
+	MaxObjectBytes int
+	// MaxUncommittedBytes bounds record bytes appended but not yet in data
+	// objects; appends wait beyond it while uploads catch up (256 MiB).
+	MaxUncommittedBytes int
 }
 
 // Engine serves the streams this process writes.
@@ -49,6 +55,13 @@ type Engine struct {
 	opening   sync.Mutex // one recovery at a time keeps fencing simple
 	uploading sync.Mutex // one upload pass at a time
 	blocks    *blockCache
+
+	// uncommitted counts record bytes appended and not yet committed; room
+	// is closed and replaced whenever it drops.
+	roomMu      sync.Mutex
+	uncommitted int
+	room        chan struct{}
+	kick        chan struct{} // asks the maintenance loop for an upload now
 }
 
 // New returns an engine with no open streams.
@@ -65,7 +78,14 @@ func New(cfg Config) *Engine {
 	if cfg.BlockCacheBytes <= 0 {
 		cfg.BlockCacheBytes = 256 << 20
 	}
-	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, blocks: newBlockCache(cfg.BlockCacheBytes)}
+	if cfg.MaxObjectBytes <= 0 {
+		cfg.MaxObjectBytes = 32 << 20
+	}
+	if cfg.MaxUncommittedBytes <= 0 {
+		cfg.MaxUncommittedBytes = 256 << 20
+	}
+	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, blocks: newBlockCache(cfg.BlockCacheBytes),
+		room: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
 func (e *Engine) local(id uint64) (*stream, bool) {

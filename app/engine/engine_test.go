@@ -22,7 +22,15 @@ type process struct {
 	by     domain.Proposer
 }
 
-func startProcess(t *testing.T, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, epoch uint64) *process {
+func startProcessTB(tb testing.TB, store ports.ObjectStore) *process {
+	return startProcess(tb, memlog.New(), store, 1, 1)
+}
+
+func (p *process) createB(tb testing.TB, i int) uint64 {
+	return p.create(tb, fmt.Sprintf("/bench/%d", i))
+}
+
+func startProcess(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, epoch uint64) *process {
 	t.Helper()
 	plane, err := meta.Open(context.Background(), meta.Config{Log: log, PollInterval: 5 * time.Millisecond})
 	if err != nil {
@@ -39,7 +47,7 @@ func startProcess(t *testing.T, log ports.MetaLog, store ports.ObjectStore, node
 		engine: New(Config{Plane: plane, By: by, Store: store, WAL: wal})}
 }
 
-func (p *process) create(t *testing.T, name string) uint64 {
+func (p *process) create(t testing.TB, name string) uint64 {
 	t.Helper()
 	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: name, Open: true})
 	if err != nil || r.Code != domain.ResultOK {

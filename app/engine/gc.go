@@ -51,10 +51,11 @@ type LeaseHolder interface {
 	Held() (epoch uint64, held bool)
 }
 
-// RunMaintenance uploads every uploadEvery and, while lease says this node
-// holds the maintenance lease, expires reservations and collects garbage
-// every maintainEvery, until ctx ends. Errors are logged and retried on the
-// next tick: every step is idempotent.
+// RunMaintenance uploads every uploadEvery (and at once when appends wait
+// for room) and, while lease says this node holds the maintenance lease,
+// expires reservations and collects garbage every maintainEvery, until ctx
+// ends. Errors are logged and retried on the next tick: every step is
+// idempotent.
 func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEvery, maintainEvery time.Duration) {
 	upload, maintain := time.NewTicker(uploadEvery), time.NewTicker(maintainEvery)
 	defer upload.Stop()
@@ -64,19 +65,31 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 		case <-ctx.Done():
 			return
 		case <-upload.C:
-			if _, err := e.Upload(ctx); err != nil && ctx.Err() == nil {
-				e.cfg.Logger.Warn("upload to data objects failed", "err", err)
-			}
-		case <-maintain.C:
-			if _, held := lease.Held(); !held {
-				continue
-			}
-			if err := e.ExpireReservations(ctx); err != nil && ctx.Err() == nil {
-				e.cfg.Logger.Warn("reservation expiry failed", "err", err)
-			}
-			if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
-				e.cfg.Logger.Warn("garbage collection failed", "err", err)
-			}
+		case <-e.kick:
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-maintain.C:
+			e.maintain(ctx, lease)
+		default:
+		}
+		if _, err := e.Upload(ctx); err != nil && ctx.Err() == nil {
+			e.cfg.Logger.Warn("upload to data objects failed", "err", err)
+		}
+	}
+}
+
+// maintain runs the lease holder's chores: reservation expiry and garbage
+// collection.
+func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
+	if _, held := lease.Held(); !held {
+		return
+	}
+	if err := e.ExpireReservations(ctx); err != nil && ctx.Err() == nil {
+		e.cfg.Logger.Warn("reservation expiry failed", "err", err)
+	}
+	if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+		e.cfg.Logger.Warn("garbage collection failed", "err", err)
 	}
 }

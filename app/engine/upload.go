@@ -21,12 +21,25 @@ type uploadPart struct {
 // abandoned by a crash is marked as garbage once it expires.
 const reservationTTLMs = 10 * 60 * 1000
 
-// Upload moves every local stream's durable, uncommitted records into one
-// data object: reserve an id through the log, PUT the object, commit it
-// (advancing every stream's end offset at once), then drop the committed
-// records from memory down to the tail cache and delete the WAL bulks that
-// are now covered. It returns the number of records committed.
+// Upload moves every local stream's durable, uncommitted records into data
+// objects of about MaxObjectBytes, one pass per object. It returns the
+// number of records committed.
 func (e *Engine) Upload(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := e.uploadOnce(ctx)
+		total += n
+		if n == 0 || err != nil {
+			return total, err
+		}
+	}
+}
+
+// uploadOnce writes one data object: reserve an id through the log, PUT the
+// object, commit it (advancing every included stream's end offset at once),
+// then drop the committed records from memory down to the tail cache and
+// delete the WAL bulks that are now covered.
+func (e *Engine) uploadOnce(ctx context.Context) (int, error) {
 	e.uploading.Lock()
 	defer e.uploading.Unlock()
 	parts := e.collect()
@@ -64,7 +77,11 @@ func (e *Engine) collect() []uploadPart {
 	e.mu.Unlock()
 	sort.Slice(streams, func(i, j int) bool { return streams[i].id < streams[j].id })
 	var parts []uploadPart
+	size := 0
 	for _, s := range streams {
+		if size >= e.cfg.MaxObjectBytes {
+			break // the rest goes in the next pass
+		}
 		s.mu.Lock()
 		if s.failed == nil && s.confirmed > s.committed {
 			recs := s.records[s.committed-s.base : s.confirmed-s.base]
@@ -74,6 +91,7 @@ func (e *Engine) collect() []uploadPart {
 			}
 			sort.Slice(p.producers, func(i, j int) bool { return p.producers[i].ID < p.producers[j].ID })
 			parts = append(parts, p)
+			size += p.frame.Size()
 		}
 		s.mu.Unlock()
 	}
@@ -100,6 +118,7 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 			for _, p := range parts {
 				n += len(p.frame.Records)
 				p.s.commitTo(p.frame.End(), e.cfg.TailRecords)
+				e.release(p.frame.Size())
 			}
 			return n, nil
 		}

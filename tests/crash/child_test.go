@@ -26,6 +26,7 @@ const (
 	envMode  = "PICO_CRASH_MODE" // "write" or "dump"
 	envRound = "PICO_CRASH_ROUND"
 	envNode  = "PICO_CRASH_NODE" // node id, default 1
+	envMeta  = "PICO_CRASH_META" // metadata URL, default SQLite in the directory
 )
 
 const (
@@ -40,7 +41,11 @@ func TestChild(t *testing.T) {
 		t.Skip("only runs as a child of TestCrashRecovery")
 	}
 	ctx := context.Background()
-	log, err := sqllog.Open(ctx, "sqlite:"+filepath.Join(dir, "meta.db"))
+	metaURL := os.Getenv(envMeta)
+	if metaURL == "" {
+		metaURL = "sqlite:" + filepath.Join(dir, "meta.db")
+	}
+	log, err := sqllog.Open(ctx, metaURL)
 	if err != nil {
 		t.Fatal(err)
 	}

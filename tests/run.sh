@@ -186,8 +186,15 @@ fi
 export PICOMQ_REQUIRE_S3=1
 
 packages=()
+value_next=false # the previous argument was a flag that takes a separate value
 for arg in "$@"; do
+	if $value_next; then
+		value_next=false
+		continue
+	fi
 	case $arg in
+	-run | -bench | -benchtime | -count | -timeout | -fuzz | -fuzztime | -cpu | -parallel | -skip | -tags | -p)
+		value_next=true ;;
 	. | ./* | ../* | "$module" | "$module"/*) packages+=("$arg") ;;
 	esac
 done

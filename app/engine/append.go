@@ -140,7 +140,11 @@ func (e *Engine) reserve(ctx context.Context, records []domain.Record) error {
 		e.roomMu.Lock()
 		if e.uncommitted == 0 || e.uncommitted+n <= e.cfg.MaxUncommittedBytes {
 			e.uncommitted += n
+			over := e.uncommitted >= e.cfg.UploadThresholdBytes
 			e.roomMu.Unlock()
+			if over {
+				e.requestUpload()
+			}
 			return nil
 		}
 		room := e.room

@@ -45,6 +45,9 @@ type Config struct {
 	// MaxUncommittedBytes bounds record bytes appended but not yet in data
 	// objects; appends wait beyond it while uploads catch up (256 MiB).
 	MaxUncommittedBytes int
+	// UploadThresholdBytes of uncommitted records start an upload before
+	// the next interval (32 MiB).
+	UploadThresholdBytes int
 }
 
 // Engine serves the streams this process writes.
@@ -83,6 +86,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.MaxUncommittedBytes <= 0 {
 		cfg.MaxUncommittedBytes = 256 << 20
+	}
+	if cfg.UploadThresholdBytes <= 0 {
+		cfg.UploadThresholdBytes = 32 << 20
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, blocks: newBlockCache(cfg.BlockCacheBytes),
 		room: make(chan struct{}), kick: make(chan struct{}, 1)}

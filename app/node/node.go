@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -27,6 +28,13 @@ type Config struct {
 	Lease   ports.Lease
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Store holds data objects; WALStore holds the WAL (defaults to Store).
+	// Without a Store the node runs the metadata plane only.
+	Store, WALStore ports.ObjectStore
+	WAL             engine.WALConfig // tuning; store and identity are filled in
+	Engine          engine.Config    // tuning; dependencies are filled in
+	// UploadEvery is the interval of uploads to data objects (1 s).
+	UploadEvery time.Duration
 }
 
 // ErrNotReady explains why the node does not take traffic.
@@ -37,6 +45,8 @@ type Node struct {
 	cfg      Config
 	plane    *meta.Plane
 	lease    *meta.LeaseKeeper
+	wal      *engine.WAL
+	engine   *engine.Engine
 	draining atomic.Bool
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -78,8 +88,39 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.lease.Run(runCtx) }()
 	}
+	if cfg.Store != nil {
+		n.startEngine(runCtx)
+	}
 	return n, nil
 }
+
+// startEngine opens this process's WAL and the stream engine, and runs
+// uploads and lease-gated maintenance in the background.
+func (n *Node) startEngine(ctx context.Context) {
+	cfg := n.cfg
+	w := cfg.WAL
+	w.Store, w.Node, w.Epoch, w.Logger = cfg.WALStore, cfg.ID, cfg.Epoch, cfg.Logger
+	if w.Store == nil {
+		w.Store = cfg.Store
+	}
+	n.wal = engine.OpenWAL(w)
+	e := cfg.Engine
+	e.Plane, e.By, e.Store, e.WAL, e.Logger, e.Now = n.plane, n.Proposer(), cfg.Store, n.wal, cfg.Logger, cfg.Now
+	n.engine = engine.New(e)
+	every := cfg.UploadEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.engine.RunMaintenance(ctx, n, every, time.Second) }()
+}
+
+// Engine returns the stream engine, nil when the node has no store.
+func (n *Node) Engine() *engine.Engine { return n.engine }
+
+// Held reports whether this node holds the maintenance lease (for the
+// engine's lease-gated chores).
+func (n *Node) Held() (uint64, bool) { return n.LeaseHolder() }
 
 // freshEpoch picks the wall clock in ms, or one above the registered epoch if
 // the clock is behind it (a restart within the same millisecond, or a clock
@@ -137,10 +178,16 @@ func (n *Node) LeaseHolder() (epoch uint64, held bool) {
 // Drain makes Ready fail so load balancers move traffic away.
 func (n *Node) Drain() { n.draining.Store(true) }
 
-// Close stops background work and the metadata plane.
+// Close stops background work, makes buffered appends durable (the WAL
+// uploads what it holds), and stops the metadata plane.
 func (n *Node) Close() error {
 	n.Drain()
 	n.stop()
 	n.wg.Wait()
+	if n.wal != nil {
+		if err := n.wal.Close(); err != nil {
+			n.cfg.Logger.Warn("WAL closed with an error", "err", err)
+		}
+	}
 	return n.plane.Close()
 }

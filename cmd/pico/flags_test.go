@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/picomq/pico/app/engine"
+)
 
 func TestServeFlagsTakeEnvUnlessGiven(t *testing.T) {
 	t.Setenv("PICO_NODE_ID", "7")
@@ -35,5 +39,26 @@ func TestRedactURLHidesPassword(t *testing.T) {
 	}
 	if got := redactURL("sqlite:./data/meta.db"); got != "sqlite:./data/meta.db" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+func TestStorageValues(t *testing.T) {
+	id, raw := splitStorageID("-2@s3://bucket?region=us-east-1&endpoint=http://u@h:1")
+	if id != "-2" || raw != "s3://bucket?region=us-east-1&endpoint=http://u@h:1" {
+		t.Fatalf("split: %q %q", id, raw)
+	}
+	if id, raw := splitStorageID("file://./data"); id != "" || raw != "file://./data" {
+		t.Fatalf("split without id: %q %q", id, raw)
+	}
+	var cfg struct{ engine.WALConfig }
+	out, err := walParams("-2@s3://b?region=r&bulkBytes=1024&inflight=3", &cfg.WALConfig)
+	if err != nil || out != "-2@s3://b?region=r" || cfg.MaxBulkBytes != 1024 || cfg.MaxInFlight != 3 {
+		t.Fatalf("wal params: %q %v %+v", out, err, cfg)
+	}
+	if _, err := walParams("file://x?inflight=0", &cfg.WALConfig); err == nil {
+		t.Fatal("inflight=0 accepted")
+	}
+	if _, err := openStorage(t.Context(), "ftp://x"); err == nil {
+		t.Fatal("an unknown scheme was accepted")
 	}
 }

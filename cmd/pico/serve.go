@@ -30,6 +30,12 @@ type serveFlags struct {
 	noAdmin     bool
 	httpAddress string
 	metaURL     string
+	storage     string
+	wal         string
+	walCache    uint64
+	blockCache  uint64
+	uploadBytes uint64
+	uploadMs    uint
 	drainSec    uint
 	logLevel    string
 }
@@ -45,6 +51,12 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.BoolVar(&f.noAdmin, "no-admin", false, "do not start the admin listener")
 	fs.StringVar(&f.httpAddress, "http-address", "", "URL clients and nodes reach this node at (default http://LISTEN)")
 	fs.StringVar(&f.metaURL, "meta-url", "sqlite:./data/meta.db", "metadata log: sqlite:PATH, sqlite::memory: or postgres://…")
+	fs.StringVar(&f.storage, "storage", "-2@file://./data/objects", "object store: [ID@]file://DIR or [ID@]s3://BUCKET?region=…&endpoint=…&pathStyle=true (credentials from AWS_*)")
+	fs.StringVar(&f.wal, "wal", "", "object store for the WAL (default: --storage); bulkBytes=N and inflight=N parameters tune it")
+	fs.Uint64Var(&f.walCache, "wal-cache-size", 64<<20, "bytes of appends buffered for the WAL before appenders wait")
+	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
+	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")
+	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.Usage = usageWithEnv(fs, "pico serve [flags]")
@@ -79,8 +91,12 @@ func serve(args []string) error {
 		return err
 	}
 	defer log.Close()
-	n, err := node.Start(ctx, node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress,
-		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger})
+	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress,
+		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger}
+	if err := f.storageConfig(ctx, &cfg); err != nil {
+		return err
+	}
+	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -92,7 +108,7 @@ func serve(args []string) error {
 		}
 	}
 	logger.Info("pico node serving", "node", f.nodeID, "epoch", n.Epoch(), "meta", redactURL(f.metaURL),
-		"admin", adminURL(f), "note", "the stream protocol listener is not implemented yet")
+		"storage", f.storage, "admin", adminURL(f), "note", "the stream protocol listener is not implemented yet")
 	<-ctx.Done()
 	return shutdown(n, admin, time.Duration(f.drainSec)*time.Second, logger)
 }
@@ -166,4 +182,40 @@ func redactURL(u string) string {
 		return u[:scheme+3] + user + ":***" + u[at:]
 	}
 	return u
+}
+
+// storageConfig opens the object stores and applies the engine tuning flags.
+func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config) error {
+	if err := makeFileStoreDir(f.storage); err != nil {
+		return err
+	}
+	store, err := openStorage(ctx, f.storage)
+	if err != nil {
+		return err
+	}
+	cfg.Store = store
+	if f.wal != "" {
+		raw, err := walParams(f.wal, &cfg.WAL)
+		if err != nil {
+			return err
+		}
+		if cfg.WALStore, err = openStorage(ctx, raw); err != nil {
+			return err
+		}
+	}
+	cfg.WAL.MaxBufferedBytes = int(f.walCache)
+	cfg.Engine.BlockCacheBytes = int(f.blockCache)
+	cfg.Engine.UploadThresholdBytes = int(f.uploadBytes)
+	cfg.UploadEvery = time.Duration(f.uploadMs) * time.Millisecond
+	return nil
+}
+
+// makeFileStoreDir creates a file:// store's directory, so the default
+// ./data/objects works on a fresh checkout.
+func makeFileStoreDir(value string) error {
+	_, raw := splitStorageID(value)
+	if dir, ok := strings.CutPrefix(raw, "file://"); ok {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return nil
 }

@@ -97,8 +97,10 @@ func TestServeDefaultsRestartAndFence(t *testing.T) {
 	if err := first.Wait(); err != nil {
 		t.Fatalf("SIGTERM exit: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "data", "meta.db")); err != nil {
-		t.Fatalf("no metadata under ./data: %v", err)
+	for _, p := range []string{"meta.db", "objects"} {
+		if _, err := os.Stat(filepath.Join(dir, "data", p)); err != nil {
+			t.Fatalf("no %s under ./data: %v", p, err)
+		}
 	}
 	startServe(t, bin, dir, admin, "PICO_NODE_EPOCH=0")
 	c2 := clusterView(t, admin)

@@ -71,6 +71,7 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 		case <-ctx.Done():
 			return
 		case <-maintain.C:
+			e.compactAll(ctx)
 			e.maintain(ctx, lease)
 		default:
 		}

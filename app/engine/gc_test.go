@@ -36,6 +36,9 @@ func TestTrimThenCollectGarbageDeletesBytes(t *testing.T) {
 	if r, err := p.plane.ProposeOne(ctx, &domain.TrimStream{By: p.by, Stream: id, Epoch: s.epoch, Start: 8}); err != nil || r.Code != domain.ResultOK {
 		t.Fatalf("trim: %v %v", r, err)
 	}
+	if recs, _, _, _ := p.engine.Read(ctx, id, 0, 1); len(recs) != 1 || string(recs[0].Body) != "8" {
+		t.Fatalf("read from 0 after trimming to 8: %v", bodies(recs))
+	}
 	n, err := p.engine.CollectGarbage(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("collected %d, %v; want the 2 objects below offset 8", n, err)

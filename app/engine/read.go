@@ -17,6 +17,10 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) ([]domain.R
 	if !ok {
 		return nil, 0, nil, ErrNotLocal
 	}
+	v := e.cfg.Plane.View()
+	if st, ok := v.Stream(id); ok && from < st.Start {
+		from = st.Start // trimmed: resume at the first record kept
+	}
 	s.mu.Lock()
 	base := s.base
 	s.mu.Unlock()

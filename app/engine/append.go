@@ -150,6 +150,15 @@ func (e *Engine) reserve(ctx context.Context, records []domain.Record) error {
 		room := e.room
 		e.roomMu.Unlock()
 		e.requestUpload()
+		if e.uploading.TryLock() {
+			// No upload is running (there may be no maintenance loop at
+			// all): make room here rather than wait for one.
+			e.uploading.Unlock()
+			if _, err := e.Upload(ctx); err != nil {
+				e.cfg.Logger.Warn("upload to make room failed", "err", err)
+			}
+			continue
+		}
 		select {
 		case <-room:
 		case <-ctx.Done():

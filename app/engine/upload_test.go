@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
@@ -134,5 +135,26 @@ func TestCloseHandsOverWithoutFencing(t *testing.T) {
 	}
 	if _, err := a.engine.Append(ctx, staying, records("x"), nil); err != nil {
 		t.Fatalf("node 1's WAL was fenced by a clean handoff: %v", err)
+	}
+}
+
+// TestAppendsMakeRoomWithoutAMaintenanceLoop: once MaxUncommittedBytes are
+// waiting for upload, an append uploads by itself instead of waiting for a
+// loop that may not run.
+func TestAppendsMakeRoomWithoutAMaintenanceLoop(t *testing.T) {
+	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
+	p.engine.cfg.MaxUncommittedBytes = 4 << 10
+	id := p.create(t, "/s")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 64 {
+		if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: make([]byte, 1024)}}, nil); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if v := p.plane.View(); v.StreamCount() != 1 {
+		t.Fatal("stream vanished")
+	} else if st, _ := v.Stream(id); st.End == 0 {
+		t.Fatal("nothing was uploaded while appends waited for room")
 	}
 }

@@ -137,3 +137,9 @@ func isUniqueViolation(err error) bool {
 	}
 	return false
 }
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var liteErr *sqlite.Error
+	return errors.As(err, &liteErr) && liteErr.Code()&0xff == sqlite3.SQLITE_BUSY
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -46,6 +47,20 @@ var (
 // sqlite://:memory:, postgres://… or postgresql://…) and creates the tables
 // if they do not exist.
 func Open(ctx context.Context, url string) (*Log, error) {
+	// SQLite answers "busy" at once, without its busy handler, when several
+	// processes switch a new file to WAL mode together: retry that briefly.
+	backoff := 5 * time.Millisecond
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		l, err := open(ctx, url)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return l, err
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+func open(ctx context.Context, url string) (*Log, error) {
 	db, d, err := openDB(url)
 	if err != nil {
 		return nil, wrap("open", err)

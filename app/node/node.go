@@ -152,13 +152,19 @@ func (n *Node) Proposer() domain.Proposer {
 func (n *Node) Health() error { return nil }
 
 // Ready is nil when the node should receive traffic: not draining, the
-// metadata plane healthy, and this process registered in the applied state.
+// metadata plane healthy, the WAL working, and this process registered in
+// the applied state.
 func (n *Node) Ready() error {
 	if n.draining.Load() {
 		return fmt.Errorf("%w: draining", ErrNotReady)
 	}
 	if err := n.plane.Health(); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotReady, err)
+	}
+	if n.wal != nil {
+		if err := n.wal.Err(); err != nil {
+			return fmt.Errorf("%w: WAL: %v", ErrNotReady, err)
+		}
 	}
 	v := n.plane.View()
 	if reg, ok := v.Node(n.cfg.ID); !ok || reg.Epoch != n.cfg.Epoch {

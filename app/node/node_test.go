@@ -1,0 +1,73 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/domain"
+)
+
+func TestReadyFollowsRegistrationWALAndDrain(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	ctx := context.Background()
+	n, err := Start(ctx, Config{ID: 1, Address: "x", Slots: 1, Log: log, Lease: log.Lease(), Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Ready(); err != nil {
+		t.Fatalf("fresh node not ready: %v", err)
+	}
+	r, err := n.Plane().ProposeOne(ctx, &domain.CreateStream{By: n.Proposer(), Name: "/s", Open: true})
+	if err != nil || r.Code != domain.ResultOK {
+		t.Fatalf("create: %v %v", r, err)
+	}
+	eng := n.Engine()
+	if err := eng.Open(ctx, r.Value); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Append(ctx, r.Value, []domain.Record{{Body: []byte("a")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Another process fences this node's WAL: the next append fails and the
+	// node must stop taking traffic.
+	if _, err := engine.FenceWAL(ctx, store, 1, n.Epoch(), domain.Proposer{Node: 2, Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Append(ctx, r.Value, []domain.Record{{Body: []byte("b")}}, nil); !errors.Is(err, engine.ErrFenced) {
+		t.Fatalf("append after fence: %v", err)
+	}
+	if err := n.Ready(); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("ready with a fenced WAL: %v", err)
+	}
+}
+
+func TestDrainAndRestartFence(t *testing.T) {
+	log := memlog.New()
+	ctx := context.Background()
+	first, err := Start(ctx, Config{ID: 1, Address: "x", Slots: 1, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Drain()
+	if err := first.Ready(); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("draining node ready: %v", err)
+	}
+	second, err := Start(ctx, Config{ID: 1, Address: "x", Slots: 1, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if second.Epoch() <= first.Epoch() {
+		t.Fatalf("restart epoch %d not above %d", second.Epoch(), first.Epoch())
+	}
+	first.Plane().WaitFor(ctx, second.Plane().Applied())
+	if err := first.Ready(); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("fenced predecessor still ready: %v", err)
+	}
+	first.Close()
+}

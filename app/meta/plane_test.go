@@ -354,3 +354,47 @@ func TestLeaseKeeperAcquiresRenewsAndStepsDown(t *testing.T) {
 		t.Fatal("a still believes it holds the lease after b took over")
 	}
 }
+
+// TestLargeStateIsNotRewrittenForSmallRows: with a big snapshot, a few
+// small rows do not trigger a rewrite; rows adding up to an eighth of its
+// size do.
+func TestLargeStateIsNotRewrittenForSmallRows(t *testing.T) {
+	log := memlog.New()
+	ctx := context.Background()
+	st := domain.NewState()
+	by := domain.Proposer{Node: 1, Epoch: 1}
+	st.ApplyRow(1, []domain.Command{&domain.RegisterNode{Node: 1, Epoch: 1, Slots: 1}})
+	for i := range 20000 {
+		st.Apply(&domain.CreateStream{By: by, Name: fmt.Sprintf("/s/%06d", i), Open: true})
+	}
+	big := domain.EncodeState(&st)
+	if err := log.PutSnapshot(ctx, ports.Snapshot{Index: 1, Payload: big}); err != nil {
+		t.Fatal(err)
+	}
+	p := openPlane(t, log, 4)
+	for i := range 12 {
+		if _, err := p.ProposeOne(ctx, putKey(by, fmt.Sprintf("small%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if snap, _ := log.Snapshot(ctx); snap.Index != 1 {
+		t.Fatalf("a %d-byte state was rewritten after 12 small rows (snapshot at %d)", len(big), snap.Index)
+	}
+	value := make([]byte, 64<<10)
+	for i := 0; i < len(big)/len(value)/8+2; i++ {
+		if _, err := p.ProposeOne(ctx, &domain.PutKV{By: by, Space: domain.SpaceRegistry, Key: fmt.Sprintf("big%d", i), Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if snap, _ := log.Snapshot(ctx); snap.Index > 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot after rows worth an eighth of the state")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

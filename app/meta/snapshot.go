@@ -21,8 +21,18 @@ type snapshotter struct {
 
 	mu        sync.Mutex
 	last      uint64         // index of the last snapshot written or installed
+	lastBytes int            // its size
 	written   []snapshotMark // written snapshots not yet truncated through, oldest first
 	truncated uint64
+}
+
+// snapshotDue: every SnapshotEvery rows, but a large state is rewritten only
+// once the rows since its last snapshot add up to an eighth of its size (or
+// after 64 intervals, which bounds replay at a cold start). A million idle
+// streams make a 60 MB snapshot; rewriting it for every 1024 small rows
+// would cost far more than replaying them.
+func snapshotDue(rows, every uint64, logBytes, snapBytes int) bool {
+	return rows >= every && (logBytes*8 >= snapBytes || rows >= 64*every)
 }
 
 type snapshotMark struct {
@@ -42,13 +52,16 @@ func (t *tailer) maybeSnapshot(ctx context.Context) {
 	}
 	now := time.Now()
 	s.mu.Lock()
-	take := t.state.Index >= s.last+t.p.cfg.SnapshotEvery
+	take := snapshotDue(t.state.Index-min(s.last, t.state.Index), t.p.cfg.SnapshotEvery, t.logBytes, s.lastBytes)
 	through := s.truncationPoint(now.Add(-t.p.cfg.TruncateDelay))
 	s.mu.Unlock()
 	if (!take && through == 0) || !s.busy.CompareAndSwap(false, true) {
 		return
 	}
 	st := t.state // an immutable copy: later Applies do not touch it
+	if take {
+		t.logBytes = 0
+	}
 	t.p.done.Add(1)
 	go func() {
 		defer t.p.done.Done()
@@ -84,6 +97,7 @@ func (t *tailer) writeSnapshot(ctx context.Context, st *domain.State, now time.T
 	s := t.snap
 	s.mu.Lock()
 	s.last = max(s.last, st.Index)
+	s.lastBytes = len(payload)
 	s.written = append(s.written, snapshotMark{index: st.Index, at: now})
 	s.mu.Unlock()
 	t.p.logger.Debug("metadata snapshot stored", "index", st.Index, "bytes", len(payload))

@@ -18,6 +18,8 @@ type tailer struct {
 	p     *Plane
 	state domain.State
 	snap  *snapshotter
+	// logBytes counts row bytes applied since the last snapshot.
+	logBytes int
 }
 
 // run tails until ctx ends or the log halts. Wake-ups come from local
@@ -138,6 +140,7 @@ func (t *tailer) applyRow(row ports.Row) error {
 		return fmt.Errorf("row %d: %w", row.Index, err)
 	}
 	results := t.state.ApplyRow(row.Index, cmds)
+	t.logBytes += len(row.Payload)
 	t.p.mu.Lock()
 	if w := t.p.pending[row.Index]; w != nil {
 		w.applied(row.Payload, results)
@@ -167,11 +170,14 @@ func (t *tailer) installSnapshot(ctx context.Context) error {
 		return ErrHalted
 	}
 	t.state = st
-	if t.snap != nil {
-		t.snap.mu.Lock()
-		t.snap.last = max(t.snap.last, snap.Index)
-		t.snap.mu.Unlock()
+	t.logBytes = 0
+	if t.snap == nil {
+		t.snap = &snapshotter{}
 	}
+	t.snap.mu.Lock()
+	t.snap.last = max(t.snap.last, snap.Index)
+	t.snap.lastBytes = len(snap.Payload)
+	t.snap.mu.Unlock()
 	t.p.mu.Lock()
 	t.p.snapshot = max(t.p.snapshot, snap.Index)
 	for idx, w := range t.p.pending {

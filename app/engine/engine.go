@@ -52,10 +52,14 @@ type Config struct {
 
 // Engine serves the streams this process writes.
 type Engine struct {
-	cfg       Config
-	mu        sync.Mutex
-	streams   map[uint64]*stream
-	opening   sync.Mutex // one recovery at a time keeps fencing simple
+	cfg     Config
+	mu      sync.Mutex
+	streams map[uint64]*stream
+	opening sync.Mutex // one recovery at a time keeps fencing simple
+	// fenced holds what was read from fenced predecessors' WALs (guarded by
+	// opening), so taking over many streams of one dead process reads its
+	// WAL once, not once per stream.
+	fenced    map[domain.Proposer]*fencedWAL
 	uploading sync.Mutex // one upload pass at a time
 	blocks    *blockCache
 
@@ -91,7 +95,8 @@ func New(cfg Config) *Engine {
 		cfg.UploadThresholdBytes = 32 << 20
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, blocks: newBlockCache(cfg.BlockCacheBytes),
-		room: make(chan struct{}), kick: make(chan struct{}, 1)}
+		fenced: map[domain.Proposer]*fencedWAL{},
+		room:   make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
 func (e *Engine) local(id uint64) (*stream, bool) {
@@ -157,11 +162,11 @@ func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64,
 		s.loadProducers(sec.Producers)
 	}
 	if fence && prev.Owner != 0 && prev.OwnerEpoch != 0 {
-		frames, err := FenceWAL(ctx, e.cfg.Store, prev.Owner, prev.OwnerEpoch, e.cfg.By)
+		frames, err := e.predecessorFrames(ctx, domain.Proposer{Node: prev.Owner, Epoch: prev.OwnerEpoch}, prev.ID)
 		if err != nil {
 			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 		}
-		s.load(framesOf(frames, prev.ID))
+		s.load(frames)
 	}
 	if s.next > prev.End {
 		if err := e.rewrite(ctx, s, prev.End); err != nil {
@@ -191,14 +196,34 @@ func (e *Engine) rewrite(ctx context.Context, s *stream, from uint64) error {
 	}
 }
 
-func framesOf(frames []domain.Frame, id uint64) []domain.Frame {
-	var out []domain.Frame
-	for _, f := range frames {
-		if f.Stream == id {
-			out = append(out, f)
+// fencedWAL is a fenced process's WAL, grouped by stream. It cannot change
+// any more, so it is read once; a stream's frames are dropped once that
+// stream is recovered, and the whole entry with the last one.
+type fencedWAL struct {
+	byStream map[uint64][]domain.Frame
+}
+
+// predecessorFrames fences the WAL of process prev (on first use) and
+// returns its frames of stream id, in order. Called with opening held.
+func (e *Engine) predecessorFrames(ctx context.Context, prev domain.Proposer, id uint64) ([]domain.Frame, error) {
+	w, ok := e.fenced[prev]
+	if !ok {
+		frames, err := FenceWAL(ctx, e.cfg.WAL.cfg.Store, prev.Node, prev.Epoch, e.cfg.By)
+		if err != nil {
+			return nil, err
 		}
+		w = &fencedWAL{byStream: map[uint64][]domain.Frame{}}
+		for _, f := range frames {
+			w.byStream[f.Stream] = append(w.byStream[f.Stream], f)
+		}
+		e.fenced[prev] = w
 	}
-	return out
+	frames := w.byStream[id]
+	delete(w.byStream, id)
+	if len(w.byStream) == 0 {
+		delete(e.fenced, prev)
+	}
+	return frames, nil
 }
 
 // lastSection returns the stream's section of the data object holding its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,5 +213,58 @@ func TestProducerStateSurvivesRecovery(t *testing.T) {
 	r, err := next.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0})
 	if err != nil || !r.Duplicate {
 		t.Fatalf("retry after recovery: %+v %v, want a duplicate", r, err)
+	}
+}
+
+// listCounter counts List calls, the first step of every fencing.
+type listCounter struct {
+	ports.ObjectStore
+	lists atomic.Int64
+}
+
+func (s *listCounter) List(ctx context.Context, prefix, after string, limit int) ([]ports.ObjectInfo, error) {
+	s.lists.Add(1)
+	return s.ObjectStore.List(ctx, prefix, after, limit)
+}
+
+// TestTakeoverReadsTheWALStoreOnce: with the WAL on its own store, a new
+// process recovers every stream of its predecessor from that store, and
+// fences and reads the predecessor's WAL once for all of them.
+func TestTakeoverReadsTheWALStoreOnce(t *testing.T) {
+	log, data := memlog.New(), memstore.New()
+	walStore := &listCounter{ObjectStore: memstore.New()}
+	start := func(epoch uint64) *process {
+		p := startProcess(t, log, data, 1, epoch)
+		p.wal = OpenWAL(WALConfig{Store: walStore, Node: 1, Epoch: epoch, RetryFor: time.Second})
+		p.engine = New(Config{Plane: p.plane, By: p.by, Store: data, WAL: p.wal})
+		return p
+	}
+	old := start(1)
+	ctx := context.Background()
+	ids := []uint64{old.create(t, "/a"), old.create(t, "/b"), old.create(t, "/c")}
+	for _, id := range ids {
+		if _, err := old.engine.Append(ctx, id, records("x", "y"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := start(2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	var afterFirst int64
+	for i, id := range ids {
+		if err := next.engine.Open(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if recs, _, _, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(recs)) != "[x y]" {
+			t.Fatalf("stream %d recovered %v", id, bodies(recs))
+		}
+		if i == 0 {
+			afterFirst = walStore.lists.Load()
+		}
+	}
+	if got := walStore.lists.Load(); got != afterFirst {
+		t.Fatalf("the predecessor's WAL was listed again for later streams (%d lists, %d after the first)", got, afterFirst)
+	}
+	if len(next.engine.fenced) != 0 {
+		t.Fatalf("%d fenced WALs still held after every stream was recovered", len(next.engine.fenced))
 	}
 }

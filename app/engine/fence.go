@@ -86,12 +86,14 @@ func scanAndFence(ctx context.Context, store ports.ObjectStore, node domain.Node
 	}
 }
 
+const listPage = 1000
+
 // listSeqs lists the sequence numbers stored under prefix, ascending.
 func listSeqs(ctx context.Context, store ports.ObjectStore, prefix string) ([]uint64, error) {
 	var seqs []uint64
 	after := ""
 	for {
-		page, err := store.List(ctx, prefix, after, 1000)
+		page, err := store.List(ctx, prefix, after, listPage)
 		if err != nil {
 			return nil, fmt.Errorf("engine: list %s: %w", prefix, err)
 		}
@@ -102,6 +104,9 @@ func listSeqs(ctx context.Context, store ports.ObjectStore, prefix string) ([]ui
 			if seq, ok := domain.ParseWALSeq(prefix, o.Key); ok {
 				seqs = append(seqs, seq)
 			}
+		}
+		if len(page) < listPage {
+			return seqs, nil // a short page is the last one
 		}
 		after = page[len(page)-1].Key
 	}

@@ -25,7 +25,7 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) ([]domain.R
 	base := s.base
 	s.mu.Unlock()
 	if from < base {
-		recs, err := e.readCommitted(ctx, id, from, min(max, int(base-from)))
+		recs, err := e.readCommitted(ctx, &v, id, from, min(max, int(base-from)))
 		s.mu.Lock()
 		confirmed, changed := s.confirmed, s.changed
 		s.mu.Unlock()
@@ -38,12 +38,12 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) ([]domain.R
 // ReadCommitted reads up to max records from offset from out of committed
 // data objects only; any node may serve it, owner or not.
 func (e *Engine) ReadCommitted(ctx context.Context, id, from uint64, max int) ([]domain.Record, error) {
-	return e.readCommitted(ctx, id, from, max)
+	v := e.cfg.Plane.View()
+	return e.readCommitted(ctx, &v, id, from, max)
 }
 
 // readCommitted reads records from the data object holding offset from.
-func (e *Engine) readCommitted(ctx context.Context, id, from uint64, max int) ([]domain.Record, error) {
-	v := e.cfg.Plane.View()
+func (e *Engine) readCommitted(ctx context.Context, v *domain.State, id, from uint64, max int) ([]domain.Record, error) {
 	st, ok := v.Stream(id)
 	if !ok {
 		return nil, ErrNotFound
@@ -62,7 +62,7 @@ func (e *Engine) readCommitted(ctx context.Context, id, from uint64, max int) ([
 	if err != nil {
 		return nil, err
 	}
-	e.readAhead(&v, st, f.End(), 2)
+	e.readAhead(v, st, f.End(), 2)
 	if from < f.Offset || from >= f.End() {
 		return nil, fmt.Errorf("engine: object %d does not hold offset %d of stream %d", obj.ID, from, id)
 	}

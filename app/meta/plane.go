@@ -93,13 +93,12 @@ type Plane struct {
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 
-	mu       sync.Mutex
-	applied  uint64
-	changed  chan struct{}       // closed and replaced after every publish
-	pending  map[uint64]*rowWait // rows this node is appending, by index
-	halted   error
-	closed   bool
-	snapshot uint64 // index of the last snapshot this node knows of
+	mu      sync.Mutex
+	applied uint64
+	changed chan struct{}       // closed and replaced after every publish
+	pending map[uint64]*rowWait // rows this node is appending, by index
+	halted  error
+	closed  bool
 }
 
 // Open loads the latest snapshot, replays the log to its tail, and starts
@@ -112,7 +111,7 @@ func Open(ctx context.Context, cfg Config) (*Plane, error) {
 		changed: make(chan struct{}), pending: map[uint64]*rowWait{}}
 	st := domain.NewState()
 	p.view.Store(&st)
-	t := &tailer{p: p, state: st}
+	t := &tailer{p: p, state: st, snap: &snapshotter{}}
 	if err := t.installSnapshot(ctx); err != nil && !errors.Is(err, ports.ErrNoSnapshot) {
 		return nil, fmt.Errorf("meta: load snapshot: %w", err)
 	}

@@ -41,11 +41,6 @@ type snapshotMark struct {
 }
 
 func (t *tailer) maybeSnapshot(ctx context.Context) {
-	if t.snap == nil {
-		t.p.mu.Lock()
-		t.snap = &snapshotter{last: t.p.snapshot}
-		t.p.mu.Unlock()
-	}
 	s := t.snap
 	if s.busy.Load() {
 		return

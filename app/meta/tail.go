@@ -171,15 +171,11 @@ func (t *tailer) installSnapshot(ctx context.Context) error {
 	}
 	t.state = st
 	t.logBytes = 0
-	if t.snap == nil {
-		t.snap = &snapshotter{}
-	}
 	t.snap.mu.Lock()
 	t.snap.last = max(t.snap.last, snap.Index)
 	t.snap.lastBytes = len(snap.Payload)
 	t.snap.mu.Unlock()
 	t.p.mu.Lock()
-	t.p.snapshot = max(t.p.snapshot, snap.Index)
 	for idx, w := range t.p.pending {
 		if idx <= snap.Index {
 			w.skipped()

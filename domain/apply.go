@@ -76,6 +76,8 @@ func (s *State) dispatch(c Command) Result {
 		return s.applyKV(c)
 	case *FenceNode:
 		return s.fenceNode(c)
+	case *SealStream:
+		return s.sealStream(c)
 	}
 	return reject(ResultInvalid, "unknown command %T", c)
 }
@@ -119,6 +121,8 @@ func proposerOf(c Command) Proposer {
 	case *DeleteKVIf:
 		return c.By
 	case *FenceNode:
+		return c.By
+	case *SealStream:
 		return c.By
 	}
 	return Proposer{}

@@ -60,6 +60,20 @@ func (s *State) closeStream(c *CloseStream) Result {
 	return ok(c.Epoch)
 }
 
+func (s *State) sealStream(c *SealStream) Result {
+	old, r, allowed := s.writable(c.Stream, c.Epoch, c.By)
+	switch {
+	case !allowed:
+		return r
+	case old.Sealed:
+		return redundant(c.Epoch)
+	}
+	st := *old
+	st.Sealed = true
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(c.Epoch)
+}
+
 func (s *State) setStreamMeta(c *SetStreamMeta) Result {
 	old, r, allowed := s.writable(c.Stream, c.Epoch, c.By)
 	if !allowed {

@@ -112,6 +112,8 @@ func newCommand(c Code) Command {
 		return &DeleteKVIf{}
 	case CodeFenceNode:
 		return &FenceNode{}
+	case CodeSealStream:
+		return &SealStream{}
 	}
 	return nil
 }

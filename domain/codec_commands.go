@@ -38,6 +38,9 @@ func (c *OpenStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStream
 func (c *CloseStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *CloseStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 
+func (c *SealStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
+func (c *SealStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
+
 func (c *DeleteStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *DeleteStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 

@@ -26,6 +26,7 @@ const (
 	CodeDeleteKV           Code = 18
 	CodeDeleteKVIf         Code = 19
 	CodeFenceNode          Code = 20
+	CodeSealStream         Code = 21
 )
 
 // Command is one metadata change. Every command carries all the inputs Apply
@@ -89,6 +90,16 @@ type OpenStream struct {
 
 // CloseStream releases the proposer's ownership at Epoch. Idempotent.
 type CloseStream struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+}
+
+// SealStream closes a stream for appends for good (records already written
+// stay readable; commits of them still land). Only its open writer at Epoch
+// may seal it; sealing a sealed stream is ResultRedundant. Result value: the
+// epoch.
+type SealStream struct {
 	By     Proposer
 	Stream uint64
 	Epoch  uint64
@@ -261,3 +272,4 @@ func (PutKVIf) Code() Code            { return CodePutKVIf }
 func (DeleteKV) Code() Code           { return CodeDeleteKV }
 func (DeleteKVIf) Code() Code         { return CodeDeleteKVIf }
 func (FenceNode) Code() Code          { return CodeFenceNode }
+func (SealStream) Code() Code         { return CodeSealStream }

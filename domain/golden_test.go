@@ -42,6 +42,7 @@ func goldenSamples() []Command {
 		&DeleteKV{By: by, Space: SpaceRegistry, Key: "/registry/old"},
 		&DeleteKVIf{By: by, Space: SpaceTokens, Key: "token-b", IfRev: 78},
 		&FenceNode{By: by, Node: 6, Epoch: 1_700_000_004_000},
+		&SealStream{By: by, Stream: 50, Epoch: 9},
 	}
 }
 

@@ -176,6 +176,8 @@ func (p *planner) streamCommand(c Code) Command {
 	switch c {
 	case CodeCloseStream:
 		return &CloseStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
+	case CodeSealStream:
+		return &SealStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
 	case CodeSetStreamMeta:
 		return &SetStreamMeta{By: by, Stream: st.ID, Epoch: p.epochOf(st), Meta: p.blob()}
 	case CodeTrimStream:

@@ -8,7 +8,7 @@ import (
 )
 
 // SnapshotVersion is the version byte that starts an encoded State.
-const SnapshotVersion = 1
+const SnapshotVersion = 2
 
 // EncodeState encodes the whole state deterministically (maps in key order),
 // so equal states encode to equal bytes on every replica.
@@ -63,6 +63,7 @@ func encodeStream(e *encoder, st *Stream) {
 	e.node(st.Owner)
 	e.uvarint(st.OwnerEpoch)
 	e.boolean(st.Open)
+	e.boolean(st.Sealed)
 	e.node(st.TransferTo)
 	e.uvarint(st.Start)
 	e.uvarint(st.End)
@@ -76,15 +77,16 @@ func (s *State) Hash() [32]byte { return sha256.Sum256(EncodeState(s)) }
 // DecodeState decodes a snapshot. The result has passed CheckInvariants.
 func DecodeState(b []byte) (State, error) {
 	d := &decoder{buf: b}
-	if v := d.u8(); d.err == nil && v != SnapshotVersion {
-		return State{}, fmt.Errorf("%w: snapshot version %d", ErrDecode, v)
+	version := d.u8()
+	if d.err == nil && (version < 1 || version > SnapshotVersion) {
+		return State{}, fmt.Errorf("%w: snapshot version %d", ErrDecode, version)
 	}
 	s := State{Index: d.uvarint(), Applied: d.uvarint(), NextStreamID: d.uvarint(), NextObjectID: d.uvarint()}
 	s.nodes = decodeMap(d, 3, func() (uint32, *Node) {
 		n := &Node{ID: d.node(), Epoch: d.uvarint(), Address: d.str(), Slots: d.u32(), Assigned: d.u32()}
 		return uint32(n.ID), n
 	})
-	s.streams = decodeMap(d, 12, func() (uint64, *Stream) { st := decodeStream(d); return st.ID, st })
+	s.streams = decodeMap(d, 12, func() (uint64, *Stream) { st := decodeStream(d, version); return st.ID, st })
 	s.objects = decodeMap(d, 6, func() (uint64, *Object) {
 		var spec ObjectSpec
 		spec.decode(d)
@@ -122,10 +124,14 @@ func decodeMap[K cmp.Ordered, V any](d *decoder, minSize int, fn func() (K, V)) 
 	return b.build()
 }
 
-func decodeStream(d *decoder) *Stream {
+// decodeStream decodes one stream; version 1 snapshots predate Sealed.
+func decodeStream(d *decoder, version uint8) *Stream {
 	st := &Stream{ID: d.uvarint(), Name: d.str(), Meta: d.bytes(), CreatedMs: d.varint(), Epoch: d.uvarint(),
-		Owner: d.node(), OwnerEpoch: d.uvarint(), Open: d.boolean(), TransferTo: d.node(),
-		Start: d.uvarint(), End: d.uvarint()}
+		Owner: d.node(), OwnerEpoch: d.uvarint(), Open: d.boolean()}
+	if version >= 2 {
+		st.Sealed = d.boolean()
+	}
+	st.TransferTo, st.Start, st.End = d.node(), d.uvarint(), d.uvarint()
 	st.Objects = decodeMap(d, 2, func() (uint64, uint64) { return d.uvarint(), d.uvarint() })
 	return st
 }

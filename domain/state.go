@@ -34,6 +34,8 @@ type Stream struct {
 	// stream is open only while the owner is still registered at that epoch.
 	OwnerEpoch uint64
 	Open       bool
+	// Sealed: closed for appends for good (SealStream).
+	Sealed bool
 	// TransferTo is the target of a pending transfer, 0 when none.
 	TransferTo NodeID
 	// Start and End bound the offsets held in committed data objects.

@@ -17,7 +17,7 @@ type Package struct {
 // domainStd lists the only standard-library packages domain may import:
 // nothing that reads a clock, draws randomness, does I/O or runs goroutines.
 var domainStd = []string{
-	"bytes", "cmp", "crypto/sha256", "encoding/binary", "encoding/hex", "errors", "fmt",
+	"bytes", "cmp", "crypto/sha256", "encoding/base64", "encoding/binary", "encoding/hex", "encoding/json", "errors", "fmt",
 	"hash/crc32", "maps", "math", "math/bits", "slices", "sort", "strconv", "strings",
 	"unicode", "unicode/utf8",
 }

@@ -1,0 +1,235 @@
+package domain
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fuzzLimits are small enough for the fuzzer to reach them.
+var fuzzLimits = BatchLimits{MaxRecords: 8, MaxHeaders: 4}
+
+// fuzzRecords are the records every wire fuzz target is seeded with.
+func fuzzRecords() []SeqRecord {
+	return []SeqRecord{
+		{Seq: 0, Record: Record{Body: []byte("hello")}},
+		{Seq: 1, Record: Record{TimestampMs: 1_700_000_000_000, Headers: []Header{{"k", "v"}, {"k", "w"}, {"", "é"}}}},
+		{Seq: math.MaxUint64, Record: Record{TimestampMs: -1, Body: []byte{0xff, 0, 0xfe}}},
+		{Seq: 3, Record: Record{Headers: []Header{{"content-type", "text/html"}}, Body: []byte(`<a href="x">&amp;</a>`)}},
+	}
+}
+
+func fuzzPlainRecords() []Record {
+	var plain []Record
+	for _, r := range fuzzRecords() {
+		plain = append(plain, r.Record)
+	}
+	return plain
+}
+
+// checkMalformed fails unless a decoding error wraps ErrMalformed and
+// returned no value.
+func checkMalformed[V any](t *testing.T, got []V, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrMalformed) {
+		t.Fatalf("error does not wrap ErrMalformed: %v", err)
+	}
+	if got != nil {
+		t.Fatalf("value %v returned with error %v", got, err)
+	}
+}
+
+func FuzzDecodeBatch(f *testing.F) {
+	recs := fuzzPlainRecords()
+	for i := range recs {
+		f.Add(EncodeBatch(recs[:i+1]))
+	}
+	for _, b := range [][]byte{nil, {1}, {2, 0, 0, 0, 1}, {1, 0, 0, 0, 0}, {1, 0xff, 0xff, 0xff, 0xff},
+		{1, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff}, {1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := DecodeBatch(b, fuzzLimits)
+		if err != nil {
+			checkMalformed(t, got, err)
+			return
+		}
+		// The layout has one encoding per batch, so it re-encodes exactly.
+		again := EncodeBatch(got)
+		if !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding changed the bytes:\n got %x\nwant %x", again, b)
+		}
+		if again, err := DecodeBatch(again, fuzzLimits); err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("second decode = %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+func FuzzDecodeBatchResponse(f *testing.F) {
+	recs := fuzzRecords()
+	for i := range len(recs) + 1 {
+		f.Add(EncodeBatchResponse(recs[:i]))
+	}
+	for _, b := range [][]byte{nil, {1}, {0}, {1, 0, 0, 0, 0, 0}, {1, 0xff, 0xff, 0xff, 0xff},
+		{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := DecodeBatchResponse(b, fuzzLimits)
+		if err != nil {
+			checkMalformed(t, got, err)
+			return
+		}
+		again := EncodeBatchResponse(got)
+		if !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding changed the bytes:\n got %x\nwant %x", again, b)
+		}
+		if again, err := DecodeBatchResponse(again, fuzzLimits); err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("second decode = %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+func FuzzDecodeJSONBatch(f *testing.F) {
+	recs := fuzzPlainRecords()
+	for i := range recs {
+		f.Add(EncodeJSONBatch(recs[i : i+1]))
+	}
+	f.Add(EncodeJSONBatch(recs))
+	for _, s := range []string{``, `{}`, `[]`, `null`, `{"records":[]}`, `{"records":null}`, `{"records":[{}]}`,
+		`{"records":[{"body":"a","body_b64":"YQ=="}]}`, `{"records":[{"headers":{"a":1}}]}`,
+		`{"records":[{"headers":{"a":"1","a":"2"}}]}`, `{"records":[{"body":"\ud800"}]}`,
+		`{"records":[{"body_b64":"YQ"}]}`, `{"records":[{"body_b64":"YR=="}]}`, `{"records":[{}],"records":[{"body":"x"}]}`,
+		"{\"records\":[{\"body\":\"\xff\"}]}", `{"records":[{},{},{},{},{},{},{},{},{}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := DecodeJSONBatch(b, fuzzLimits)
+		if err != nil {
+			checkMalformed(t, got, err)
+			return
+		}
+		again, err := DecodeJSONBatch(EncodeJSONBatch(got), fuzzLimits)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("round trip = %+v, %v; want %+v", again, err, got)
+		}
+	})
+}
+
+func FuzzDecodeJSONRecords(f *testing.F) {
+	recs := fuzzRecords()
+	for i := range len(recs) + 1 {
+		f.Add(EncodeJSONRecords(recs[:i]))
+	}
+	for _, s := range []string{``, `{}`, `null`, `[null]`, `[{}]`, `[{"seq":1,"timestamp":2}]`,
+		`[{"seq":-1,"timestamp":2}]`, `[{"seq":1e2,"timestamp":2}]`, `[{"seq":18446744073709551616,"timestamp":0}]`,
+		`[{"seq":1,"timestamp":-9223372036854775808,"headers":{"b":"1","a":"2"},"body_b64":"AA=="}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := DecodeJSONRecords(b, fuzzLimits)
+		if err != nil {
+			checkMalformed(t, got, err)
+			return
+		}
+		enc := EncodeJSONRecords(got)
+		again, err := DecodeJSONRecords(enc, fuzzLimits)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("round trip = %+v, %v; want %+v", again, err, got)
+		}
+		if reenc := EncodeJSONRecords(again); !bytes.Equal(reenc, enc) {
+			t.Fatalf("encoding is not deterministic:\n got %s\nwant %s", reenc, enc)
+		}
+	})
+}
+
+// FuzzParseWire feeds one string to every parser of query and header
+// values, and to the stream config decoder as bytes.
+func FuzzParseWire(f *testing.F) {
+	for _, s := range []string{"", "0", "00", "1", "-1", "-0", "-", "+1", " 1", "true", "TRUE", "False", "falſe",
+		"9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
+		"00000000000000000042", "-9223372036854775809", "1e3", "now",
+		string(EncodeStreamConfig(streamConfigSample)), string(EncodeStreamConfig(StreamConfig{})),
+		"\x01\x00\x00\x00trailing", "\x01\x05ab", "\x02\x00\x00\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkParseUint(t, s)
+		checkParseSeq(t, s)
+		checkParseBool(t, s)
+		checkStreamConfig(t, []byte(s))
+	})
+}
+
+func checkParseUint(t *testing.T, s string) {
+	v, err := ParseUint(s)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("ParseUint(%q): error does not wrap ErrMalformed: %v", s, err)
+		}
+		return
+	}
+	// Strict means one spelling per value.
+	if v > math.MaxInt64 || strconv.FormatUint(v, 10) != s {
+		t.Fatalf("ParseUint(%q) = %d", s, v)
+	}
+}
+
+func checkParseSeq(t *testing.T, s string) {
+	v, err := ParseSeq(s)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("ParseSeq(%q): error does not wrap ErrMalformed: %v", s, err)
+		}
+		return
+	}
+	if strings.HasPrefix(s, "-") {
+		if v != 0 {
+			t.Fatalf("ParseSeq(%q) = %d, want 0 for a negative", s, v)
+		}
+		return
+	}
+	if again, err := ParseSeq(strconv.FormatUint(v, 10)); err != nil || again != v {
+		t.Fatalf("ParseSeq(%q) = %d, but its canonical form parses to %d, %v", s, v, again, err)
+	}
+	if trimmed := strings.TrimLeft(s, "0"); trimmed != strings.TrimLeft(strconv.FormatUint(v, 10), "0") {
+		t.Fatalf("ParseSeq(%q) = %d", s, v)
+	}
+}
+
+func checkParseBool(t *testing.T, s string) {
+	v, err := ParseBool(s)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("ParseBool(%q): error does not wrap ErrMalformed: %v", s, err)
+		}
+		return
+	}
+	if want := strconv.FormatBool(v); !strings.EqualFold(s, want) && !(s == "" && !v) {
+		t.Fatalf("ParseBool(%q) = %v", s, v)
+	}
+}
+
+func checkStreamConfig(t *testing.T, meta []byte) {
+	cfg, err := DecodeStreamConfig(meta)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("DecodeStreamConfig(%x): error does not wrap ErrMalformed: %v", meta, err)
+		}
+		return
+	}
+	enc := EncodeStreamConfig(cfg)
+	again, err := DecodeStreamConfig(enc)
+	if err != nil || again != cfg {
+		t.Fatalf("DecodeStreamConfig(%x) = %+v, but its encoding %x decodes to %+v, %v", meta, cfg, enc, again, err)
+	}
+	// Canonical varints are the shortest, so no meta is shorter than the
+	// encoding of what it decodes to.
+	if len(meta) > 0 && len(meta) < len(enc) {
+		t.Fatalf("DecodeStreamConfig(%x) read %d bytes of fields from fewer", meta, len(enc))
+	}
+}

@@ -1,0 +1,93 @@
+package domain
+
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// DefaultContentType is a stream's content type when its creator gives none.
+const DefaultContentType = "application/octet-stream"
+
+// StreamConfig is a stream's protocol-level configuration, stored as the
+// stream's Meta (EncodeStreamConfig) and shared by both wire protocols.
+type StreamConfig struct {
+	// ContentType is the content type of the stream's records.
+	ContentType string
+	// TTLSec is record retention: records older than this many seconds are
+	// trimmed in the background. 0 keeps records forever.
+	TTLSec uint64
+	// ExpiresAtMs is when the whole stream expires (unix ms); 0 never.
+	ExpiresAtMs int64
+}
+
+// SameContentType reports whether two content types name the same media
+// type: compared case-insensitively, parameters ignored.
+func SameContentType(a, b string) bool {
+	return strings.EqualFold(mediaType(a), mediaType(b))
+}
+
+func mediaType(ct string) string {
+	if ct == "" {
+		return DefaultContentType
+	}
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.TrimSpace(mt)
+}
+
+// streamConfigVersion is the first byte of an encoded StreamConfig.
+//
+// Layout of version 1:
+//
+//	u8 version=1 | uvarint len | content type | uvarint ttl_sec | varint expires_at_ms
+//
+// Evolution rule: new fields are only ever appended. A decoder reads the
+// fields it knows and ignores any bytes after them, so older nodes keep
+// reading meta written by newer ones; a newer decoder reads a field added
+// after version 1 as zero when the meta ends before it. The version changes
+// only for a change older decoders must not misread, and they reject it.
+const streamConfigVersion = 1
+
+// EncodeStreamConfig returns the stream Meta for cfg: a version byte, then
+// the fields; decoders of older versions keep working as fields are added
+// (see streamConfigVersion).
+func EncodeStreamConfig(cfg StreamConfig) []byte {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64*3+len(cfg.ContentType))
+	b = append(b, streamConfigVersion)
+	b = binary.AppendUvarint(b, uint64(len(cfg.ContentType)))
+	b = append(b, cfg.ContentType...)
+	b = binary.AppendUvarint(b, cfg.TTLSec)
+	return binary.AppendVarint(b, cfg.ExpiresAtMs)
+}
+
+// DecodeStreamConfig decodes a stream's Meta. Empty meta is the default
+// config (DefaultContentType, no TTL, no expiry). It rejects an unknown
+// version and truncated fields; bytes after the known fields are ignored,
+// being fields of a later encoder. The content type is kept as stored, even
+// if empty.
+func DecodeStreamConfig(meta []byte) (StreamConfig, error) {
+	if len(meta) == 0 {
+		return StreamConfig{ContentType: DefaultContentType}, nil
+	}
+	if meta[0] != streamConfigVersion {
+		return StreamConfig{}, malformed("unknown stream config version %d (want %d)", meta[0], streamConfigVersion)
+	}
+	rest := meta[1:]
+	n, size := binary.Uvarint(rest)
+	if size <= 0 {
+		return StreamConfig{}, malformed("stream config: content type length truncated or too long")
+	}
+	rest = rest[size:]
+	if n > uint64(len(rest)) {
+		return StreamConfig{}, malformed("stream config: content type length %d past the end (%d bytes left)", n, len(rest))
+	}
+	cfg := StreamConfig{ContentType: string(rest[:n])}
+	rest = rest[n:]
+	if cfg.TTLSec, size = binary.Uvarint(rest); size <= 0 {
+		return StreamConfig{}, malformed("stream config: TTL truncated or too long")
+	}
+	rest = rest[size:]
+	if cfg.ExpiresAtMs, size = binary.Varint(rest); size <= 0 {
+		return StreamConfig{}, malformed("stream config: expiry truncated or too long")
+	}
+	return cfg, nil
+}

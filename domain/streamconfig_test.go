@@ -1,0 +1,124 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// streamConfigGolden is stored under a subfolder of testdata/golden: the
+// files directly in it are command encodings, one per command type.
+var streamConfigGolden = filepath.Join("testdata", "golden", "wire", "stream_config_v1.hex")
+
+// streamConfigSample has every field non-zero and a non-ASCII content type.
+var streamConfigSample = StreamConfig{
+	ContentType: "text/plain; charset=utf-8; name=\"café\"",
+	TTLSec:      86_400,
+	ExpiresAtMs: 1_700_000_000_123,
+}
+
+func TestStreamConfigGolden(t *testing.T) {
+	if *update {
+		out := hex.EncodeToString(EncodeStreamConfig(streamConfigSample)) + "\n"
+		if err := os.MkdirAll(filepath.Dir(streamConfigGolden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(streamConfigGolden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(streamConfigGolden)
+	if err != nil {
+		t.Fatalf("missing golden file (run with -update): %v", err)
+	}
+	want, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := DecodeStreamConfig(want)
+	if err != nil {
+		t.Fatalf("decode golden: %v", err)
+	}
+	if cfg != streamConfigSample {
+		t.Fatalf("golden decodes to %+v, want %+v", cfg, streamConfigSample)
+	}
+	if got := EncodeStreamConfig(cfg); !bytes.Equal(got, want) {
+		t.Errorf("re-encoding changed the bytes:\n got %x\nwant %x", got, want)
+	}
+}
+
+func TestStreamConfigLayout(t *testing.T) {
+	got := EncodeStreamConfig(StreamConfig{ContentType: "a/b", TTLSec: 300, ExpiresAtMs: -1})
+	want := []byte{1, 3, 'a', '/', 'b', 0xac, 0x02, 0x01}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("EncodeStreamConfig = %x, want %x", got, want)
+	}
+}
+
+func TestDecodeStreamConfigEmptyMetaIsDefault(t *testing.T) {
+	for _, meta := range [][]byte{nil, {}} {
+		cfg, err := DecodeStreamConfig(meta)
+		if err != nil || cfg != (StreamConfig{ContentType: DefaultContentType}) {
+			t.Fatalf("DecodeStreamConfig(%x) = %+v, %v", meta, cfg, err)
+		}
+	}
+}
+
+// TestDecodeStreamConfigIgnoresLaterFields is the evolution rule: a later
+// encoder appends fields, and this decoder reads past them.
+func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
+	later := binary.AppendUvarint(EncodeStreamConfig(streamConfigSample), 12345)
+	later = append(later, "a later field"...)
+	cfg, err := DecodeStreamConfig(later)
+	if err != nil || cfg != streamConfigSample {
+		t.Fatalf("DecodeStreamConfig = %+v, %v; want %+v", cfg, err, streamConfigSample)
+	}
+}
+
+func TestDecodeStreamConfigRejects(t *testing.T) {
+	overlong := bytes.Repeat([]byte{0xff}, 11)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"version 0", []byte{0, 0, 0, 0}, "unknown stream config version 0"},
+		{"version 2", []byte{2, 0, 0, 0}, "unknown stream config version 2"},
+		{"legacy plain content type", []byte("application/json"), "unknown stream config version 97"},
+		{"no content type", []byte{1}, "content type length truncated"},
+		{"content type length overflows", append([]byte{1}, overlong...), "content type length truncated"},
+		{"content type past end", []byte{1, 5, 'a', 'b'}, "content type length 5 past the end (2 bytes left)"},
+		{"huge content type length", append([]byte{1}, binary.AppendUvarint(nil, math.MaxUint64)...), "past the end"},
+		{"no TTL", []byte{1, 1, 'a'}, "TTL truncated"},
+		{"TTL cut", []byte{1, 0, 0x80}, "TTL truncated"},
+		{"TTL overflows", append([]byte{1, 0}, overlong...), "TTL truncated or too long"},
+		{"no expiry", []byte{1, 0, 0}, "expiry truncated"},
+		{"expiry overflows", append([]byte{1, 0, 0}, overlong...), "expiry truncated or too long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeStreamConfig(tc.in)
+			wantMalformed(t, err, tc.want)
+		})
+	}
+}
+
+func TestStreamConfigRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := StreamConfig{
+			ContentType: rapid.OneOf(rapid.String(), rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) })).Draw(t, "content type"),
+			TTLSec:      rapid.Uint64().Draw(t, "ttl"),
+			ExpiresAtMs: rapid.Int64().Draw(t, "expires"),
+		}
+		got, err := DecodeStreamConfig(EncodeStreamConfig(cfg))
+		if err != nil || got != cfg {
+			t.Fatalf("round trip of %+v = %+v, %v", cfg, got, err)
+		}
+	})
+}

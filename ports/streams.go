@@ -1,0 +1,163 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/picomq/pico/domain"
+)
+
+// Sentinel errors of the stream service. Every error a Streams method
+// returns wraps one of these (usually inside a *StreamError that carries the
+// details a protocol reports), or is an internal failure (a 5xx).
+var (
+	ErrStreamNotFound = errors.New("no such stream")
+	// ErrStreamConflict: a create found the name taken with another config.
+	ErrStreamConflict = errors.New("stream exists with a different configuration")
+	// ErrStreamClosed: the stream is sealed; nothing more can be appended.
+	ErrStreamClosed = errors.New("stream is closed")
+	// ErrMatchFailed: a conditional append found another tail.
+	ErrMatchFailed = errors.New("match failed")
+	// ErrProducerFenced: the producer epoch is below the stream's current one.
+	ErrProducerFenced = errors.New("producer epoch is stale")
+	// ErrProducerGap: the producer sequence skipped ahead.
+	ErrProducerGap = errors.New("producer sequence gap")
+	// ErrBadRequest: the request is malformed or not allowed (a 400).
+	ErrBadRequest = errors.New("bad request")
+	// ErrUnavailable: the node cannot serve the request right now (a 503),
+	// for example while it shuts down or its metadata writes fail.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// StreamError is a service error with the details protocols report. Kind is
+// one of the sentinels above; errors.Is matches it.
+type StreamError struct {
+	Kind    error
+	Message string
+	// Next is the stream's next offset when HasNext (conflict, closed, match).
+	Next    uint64
+	HasNext bool
+	// Closed: the stream is sealed (reported on conflicts and closed errors).
+	Closed bool
+	// ProducerEpoch is the current epoch on ErrProducerFenced.
+	ProducerEpoch uint64
+	// ExpectedSeq and ReceivedSeq describe ErrProducerGap.
+	ExpectedSeq, ReceivedSeq uint64
+}
+
+func (e *StreamError) Error() string {
+	if e.Message == "" {
+		return e.Kind.Error()
+	}
+	return e.Message
+}
+
+func (e *StreamError) Unwrap() error { return e.Kind }
+
+// Errorf returns a *StreamError of kind with a formatted message.
+func Errorf(kind error, format string, args ...any) *StreamError {
+	return &StreamError{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// StreamInfo describes a stream as a protocol shows it.
+type StreamInfo struct {
+	Name   string
+	Config domain.StreamConfig
+	// Start is the first offset still kept; Next the offset the next append
+	// gets (the durable tail on the owner; the committed end elsewhere).
+	Start, Next uint64
+	Closed      bool
+	CreatedMs   int64
+}
+
+// AppendRequest is one append: its records are written atomically with
+// consecutive offsets and one timestamp.
+type AppendRequest struct {
+	Records []domain.Record
+	// Producer makes the append idempotent (nil: none).
+	Producer *domain.ProducerStamp
+	// MatchNext, when set, makes the append conditional on the stream's next
+	// offset being exactly *MatchNext (ErrMatchFailed otherwise).
+	MatchNext *uint64
+	// Close seals the stream after these records (which may be none).
+	Close bool
+}
+
+// AppendResult says where an append landed.
+type AppendResult struct {
+	// First and Next bound the offsets written, [First, Next); equal when
+	// nothing was written (a close without records).
+	First, Next uint64
+	TimestampMs int64
+	// Duplicate: an idempotent producer's repeat, acknowledged without
+	// writing; First/Next are those of the original append.
+	Duplicate bool
+	// ProducerSeq echoes the producer's last accepted sequence.
+	ProducerSeq uint64
+	Closed      bool
+}
+
+// ReadResult is a page of records.
+type ReadResult struct {
+	// Records hold offsets [From, Next); From may be above the requested
+	// offset when records below it were trimmed.
+	Records    []domain.Record
+	From, Next uint64
+	// Tail is the stream's durable next offset: UpToDate means Next == Tail.
+	Tail     uint64
+	UpToDate bool
+	Closed   bool
+	// Changed is closed when the stream next changes (a durable append, a
+	// close or a delete): a long-poll waits on it and reads again.
+	Changed <-chan struct{}
+}
+
+// ReadLimits bound a read: at most Count records (0: no count limit) and
+// about Bytes of bodies (at least one record is always returned).
+type ReadLimits struct {
+	Count int
+	Bytes int
+}
+
+// ListPage is one page of a listing in name order.
+type ListPage struct {
+	Streams []StreamInfo
+	HasMore bool
+}
+
+// Streams is the name-level stream service the protocol listeners drive.
+// Names are opaque strings (a URL path). Every method is safe for concurrent
+// use. A method on a stream owned by another live node fails with a
+// *RedirectError naming that node's address, unless the service serves every
+// stream locally; listeners call Route first to answer with a redirect.
+type Streams interface {
+	// Route returns "" when this node serves name, or the base URL of the
+	// node that does.
+	Route(name string) (string, error)
+	// Create makes a stream, idempotently: created is false when a stream
+	// with an equal config exists (its info is returned); a different config
+	// is ErrStreamConflict. Initial records, if any, are appended when the
+	// stream is created (not when it already existed). close seals it.
+	Create(ctx context.Context, name string, cfg domain.StreamConfig, initial []domain.Record, close bool) (info StreamInfo, created bool, err error)
+	// Append writes records; it returns once they are durable.
+	Append(ctx context.Context, name string, req AppendRequest) (AppendResult, error)
+	// Trim drops records below seq, clamped to what is committed to data
+	// objects, and returns the effective start.
+	Trim(ctx context.Context, name string, seq uint64) (uint64, error)
+	// Read returns durable records from offset from (ErrBadRequest beyond the
+	// tail). It never waits: a caught-up reader waits on Changed.
+	Read(ctx context.Context, name string, from uint64, lim ReadLimits) (ReadResult, error)
+	// Head returns the stream's info with live offsets.
+	Head(ctx context.Context, name string) (StreamInfo, error)
+	// Delete removes a stream; its name is free at once.
+	Delete(ctx context.Context, name string) error
+	// List returns streams whose names start with prefix and sort after
+	// startAfter, up to limit.
+	List(ctx context.Context, prefix, startAfter string, limit int) (ListPage, error)
+}
+
+// RedirectError says another node serves the stream.
+type RedirectError struct{ Address string }
+
+func (e *RedirectError) Error() string { return "stream is served by " + e.Address }

@@ -23,8 +23,9 @@ type Node interface {
 	LeaseHolder() (epoch uint64, held bool)
 }
 
-// New returns the admin HTTP handler.
-func New(n Node) http.Handler {
+// New returns the admin HTTP handler. openAPI, when given, is served at
+// /openapi.yaml: the stream protocol's description.
+func New(n Node, openAPI []byte) http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	h := handlers{n}
@@ -32,6 +33,11 @@ func New(n Node) http.Handler {
 	e.GET("/ready", h.ready)
 	e.GET("/admin/cluster", h.cluster)
 	e.GET("/admin/nodes", h.nodes)
+	if openAPI != nil {
+		e.GET("/openapi.yaml", func(c echo.Context) error {
+			return c.Blob(http.StatusOK, "application/yaml", openAPI)
+		})
+	}
 	return e
 }
 

@@ -14,15 +14,54 @@ type AppendResult struct {
 	// Duplicate: an idempotent producer's repeated sequence; nothing was
 	// written and First/Next are those of the original append.
 	Duplicate bool
+	// ProducerSeq is the producer's last accepted sequence (with a stamp).
+	ProducerSeq uint64
 }
 
-// Append writes records to a stream this process has open and returns once
-// they are durable. Offsets and timestamps are assigned under the stream's
-// gate; the wait for durability happens outside it. A producer stamp makes
-// the append idempotent: its dedup state travels in the same WAL frame, so
-// it is durable exactly when the records are (a failed upload leaves no
-// dedup state behind, and a retry is written, not skipped).
+// ProducerError is a refused producer stamp; Kind is ErrProducerGap or
+// ErrProducerFenced. Epoch is the stream's current epoch for the producer.
+type ProducerError struct {
+	Kind               error
+	Epoch              uint64
+	Expected, Received uint64
+}
+
+func (e *ProducerError) Error() string {
+	if e.Kind == ErrProducerFenced {
+		return fmt.Sprintf("%v: current epoch %d", e.Kind, e.Epoch)
+	}
+	return fmt.Sprintf("%v: expected %d, got %d", e.Kind, e.Expected, e.Received)
+}
+
+func (e *ProducerError) Unwrap() error { return e.Kind }
+
+// AppendOptions qualify an append.
+type AppendOptions struct {
+	// Producer makes the append idempotent: its dedup state travels in the
+	// same WAL frame, so it is durable exactly when the records are (a
+	// failed upload leaves no dedup state behind, and a retry is written,
+	// not skipped).
+	Producer *domain.ProducerStamp
+	// MatchNext makes the append conditional: it is refused with
+	// ErrMatchFailed unless the stream's next offset is *MatchNext.
+	MatchNext *uint64
+	// Seal closes the stream for appends after these records (which may be
+	// none). The seal is decided under the gate, so no later append gets in,
+	// and is recorded in the metadata (SealStream) once the records are
+	// durable; the append returns after that.
+	Seal bool
+}
+
+// Append writes records with an optional producer stamp; see AppendWith.
 func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record, p *domain.ProducerStamp) (AppendResult, error) {
+	return e.AppendWith(ctx, id, records, AppendOptions{Producer: p})
+}
+
+// AppendWith writes records to a stream this process has open and returns
+// once they are durable. Offsets and timestamps are assigned under the
+// stream's gate; the wait for durability happens outside it. On
+// ErrMatchFailed and ErrSealed the result's Next is the stream's tail.
+func (e *Engine) AppendWith(ctx context.Context, id uint64, records []domain.Record, opts AppendOptions) (AppendResult, error) {
 	s, ok := e.local(id)
 	if !ok {
 		return AppendResult{}, ErrNotLocal
@@ -30,36 +69,53 @@ func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record,
 	if err := e.reserve(ctx, records); err != nil {
 		return AppendResult{}, err
 	}
-	res, done, err := e.submit(s, records, p)
-	if err != nil || res.Duplicate {
+	res, done, err := e.submit(s, records, opts)
+	if err != nil || res.Duplicate || len(records) == 0 {
 		e.release(recordsSize(records)) // nothing was written
 	}
 	if err != nil {
 		return res, err
 	}
-	if res.Duplicate {
-		// The original may still be in flight: acknowledge the repeat only
-		// once the original is durable.
-		return res, s.waitConfirmed(ctx, res.Next)
+	if res.Duplicate || done == nil {
+		// A repeat's original (or the records before a bare seal) may
+		// still be in flight: answer once they are durable.
+		err = s.waitConfirmed(ctx, res.Next)
+	} else {
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			return res, fmt.Errorf("engine: append outcome unknown: %w", ctx.Err())
+		}
 	}
-	select {
-	case err := <-done:
-		return res, err
-	case <-ctx.Done():
-		return res, fmt.Errorf("engine: append outcome unknown: %w", ctx.Err())
+	if err == nil && opts.Seal && !res.Duplicate {
+		err = e.recordSeal(ctx, s)
 	}
+	return res, err
 }
 
-func (e *Engine) submit(s *stream, records []domain.Record, p *domain.ProducerStamp) (AppendResult, <-chan error, error) {
+func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) (AppendResult, <-chan error, error) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if err := s.err(); err != nil {
 		return AppendResult{}, nil, err
 	}
+	p := opts.Producer
 	if p != nil {
 		if res, dup, err := s.checkProducer(p); dup || err != nil {
 			return res, nil, err
 		}
+	}
+	switch {
+	case s.sealed && opts.Seal && len(records) == 0:
+		return AppendResult{First: s.next, Next: s.next}, nil, nil // closing again: idempotent
+	case s.sealed:
+		return AppendResult{First: s.next, Next: s.next}, nil, ErrSealed
+	case opts.MatchNext != nil && *opts.MatchNext != s.next:
+		return AppendResult{First: s.next, Next: s.next}, nil, ErrMatchFailed
+	}
+	s.sealed = opts.Seal
+	if len(records) == 0 {
+		return AppendResult{First: s.next, Next: s.next, TimestampMs: s.lastTs}, nil, nil
 	}
 	now := e.cfg.Now().UnixMilli()
 	ts := max(now, s.lastTs) // monotonic per stream, even if the clock steps back
@@ -79,6 +135,9 @@ func (e *Engine) submit(s *stream, records []domain.Record, p *domain.ProducerSt
 		return AppendResult{}, nil, err
 	}
 	res := AppendResult{First: f.Offset, Next: end, TimestampMs: ts}
+	if p != nil {
+		res.ProducerSeq = p.Seq
+	}
 	s.next, s.lastTs = end, ts
 	if p != nil {
 		s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: res.First, next: end}
@@ -94,14 +153,14 @@ func (s *stream) checkProducer(p *domain.ProducerStamp) (AppendResult, bool, err
 	switch {
 	case !known || p.Epoch > cur.epoch:
 		if p.Seq != 0 {
-			return AppendResult{}, false, fmt.Errorf("%w: expected 0, got %d", ErrProducerGap, p.Seq)
+			return AppendResult{}, false, &ProducerError{Kind: ErrProducerGap, Epoch: p.Epoch, Expected: 0, Received: p.Seq}
 		}
 	case p.Epoch < cur.epoch:
-		return AppendResult{}, false, fmt.Errorf("%w: current epoch %d", ErrProducerFenced, cur.epoch)
+		return AppendResult{}, false, &ProducerError{Kind: ErrProducerFenced, Epoch: cur.epoch, Received: p.Seq}
 	case p.Seq <= cur.seq:
-		return AppendResult{First: cur.first, Next: cur.next, Duplicate: true}, true, nil
+		return AppendResult{First: cur.first, Next: cur.next, Duplicate: true, ProducerSeq: cur.seq}, true, nil
 	case p.Seq > cur.seq+1:
-		return AppendResult{}, false, fmt.Errorf("%w: expected %d, got %d", ErrProducerGap, cur.seq+1, p.Seq)
+		return AppendResult{}, false, &ProducerError{Kind: ErrProducerGap, Epoch: cur.epoch, Expected: cur.seq + 1, Received: p.Seq}
 	}
 	return AppendResult{}, false, nil
 }
@@ -186,4 +245,19 @@ func (e *Engine) requestUpload() {
 func recordsSize(records []domain.Record) int {
 	f := domain.Frame{Records: records}
 	return f.Size()
+}
+
+// recordSeal makes a seal decided under the gate durable in the metadata.
+// It is retried by closing again: the in-memory seal already refuses
+// appends, and SealStream is idempotent.
+func (e *Engine) recordSeal(ctx context.Context, s *stream) error {
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return fmt.Errorf("%w: seal stream %d: %s", ErrFenced, s.id, r)
+	}
+	s.wake()
+	return nil
 }

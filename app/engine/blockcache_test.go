@@ -49,7 +49,8 @@ func TestColdReadersShareOneFetch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs, _, _, err := p.engine.Read(ctx, id, 0, 5)
+			r, err := p.engine.Read(ctx, id, 0, 5)
+			recs := r.Records
 			if err != nil || len(recs) != 5 || string(recs[0].Body) != "0" {
 				t.Errorf("read: %d records, %v", len(recs), err)
 			}

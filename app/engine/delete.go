@@ -49,6 +49,7 @@ func (e *Engine) proposeDelete(ctx context.Context, id, epoch uint64, s *stream)
 		pending := recordsSize(s.records[s.committed-s.base:])
 		s.failed = ErrNotFound // late readers of the dropped state see it gone
 		s.mu.Unlock()
+		s.wake()
 		e.release(pending)
 	}
 	return nil

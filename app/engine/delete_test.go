@@ -29,7 +29,7 @@ func TestDeleteFreesNameAndMarksData(t *testing.T) {
 	if err := p.engine.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := p.engine.Read(ctx, id, 0, 1); !errors.Is(err, ErrNotLocal) {
+	if _, err := p.engine.Read(ctx, id, 0, 1); !errors.Is(err, ErrNotLocal) {
 		t.Fatalf("read after delete: %v", err)
 	}
 	v := p.plane.View()

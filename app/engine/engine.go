@@ -24,6 +24,10 @@ var (
 	ErrProducerFenced = errors.New("engine: stale producer epoch")
 	// ErrProducerGap: a producer sequence beyond the next expected one.
 	ErrProducerGap = errors.New("engine: producer sequence gap")
+	// ErrSealed: the stream is sealed; nothing more can be appended.
+	ErrSealed = errors.New("engine: stream is sealed")
+	// ErrMatchFailed: a conditional append found another tail.
+	ErrMatchFailed = errors.New("engine: tail does not match")
 )
 
 // Config wires an Engine.
@@ -126,7 +130,9 @@ func (e *Engine) Open(ctx context.Context, id uint64) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if _, ok := e.streams[id]; !ok {
-			e.streams[id] = newStream(id, st.Epoch, st.End)
+			s := newStream(id, st.Epoch, st.End)
+			s.sealed = st.Sealed
+			e.streams[id] = s
 		}
 		return nil
 	}
@@ -154,6 +160,7 @@ func (e *Engine) Open(ctx context.Context, id uint64) error {
 // recover rebuilds a stream opened at epoch from its previous writer's WAL.
 func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64, fence bool) error {
 	s := newStream(prev.ID, epoch, prev.End)
+	s.sealed = prev.Sealed
 	if prev.End > prev.Start {
 		sec, err := e.lastSection(ctx, prev)
 		if err != nil {

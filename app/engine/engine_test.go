@@ -88,7 +88,8 @@ func TestAppendReadAndTimestamps(t *testing.T) {
 	if err != nil || r2.First != 2 || r2.TimestampMs < r1.TimestampMs {
 		t.Fatalf("append: %+v %v", r2, err)
 	}
-	recs, confirmed, _, err := p.engine.Read(context.Background(), id, 1, 10)
+	r, err := p.engine.Read(context.Background(), id, 1, 10)
+	recs, confirmed := r.Records, r.Confirmed
 	if err != nil || confirmed != 3 || fmt.Sprint(bodies(recs)) != "[b c]" || recs[0].Headers[0].Value != "b" {
 		t.Fatalf("read: %v %d %v", bodies(recs), confirmed, err)
 	}
@@ -108,7 +109,8 @@ func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
-	recs, confirmed, changed, _ := p.engine.Read(context.Background(), id, 0, 10)
+	r, _ := p.engine.Read(context.Background(), id, 0, 10)
+	recs, confirmed, changed := r.Records, r.Confirmed, r.Changed
 	if len(recs) != 0 || confirmed != 0 {
 		t.Fatalf("read %d records (confirm %d) before the upload finished", len(recs), confirmed)
 	}
@@ -121,7 +123,7 @@ func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("waiting reader was not woken")
 	}
-	if recs, _, _, _ := p.engine.Read(context.Background(), id, 0, 10); len(recs) != 1 {
+	if r, _ := p.engine.Read(context.Background(), id, 0, 10); len(r.Records) != 1 {
 		t.Fatalf("read %d records after the upload", len(recs))
 	}
 }
@@ -146,7 +148,8 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	if err := next.engine.Open(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	recs, confirmed, _, _ := next.engine.Read(context.Background(), id, 0, 100)
+	page, _ := next.engine.Read(context.Background(), id, 0, 100)
+	recs, confirmed := page.Records, page.Confirmed
 	if confirmed != 10 || fmt.Sprint(bodies(recs)) != "[0 1 2 3 4 5 6 7 8 9]" {
 		t.Fatalf("recovered %v (confirm %d)", bodies(recs), confirmed)
 	}
@@ -163,8 +166,8 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	if err := third.engine.Open(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if recs, confirmed, _, _ := third.engine.Read(context.Background(), id, 0, 100); confirmed != 11 || string(recs[10].Body) != "10" {
-		t.Fatalf("third process sees %v", bodies(recs))
+	if page, _ := third.engine.Read(context.Background(), id, 0, 100); page.Confirmed != 11 || string(page.Records[10].Body) != "10" {
+		t.Fatalf("third process sees %v", bodies(page.Records))
 	}
 }
 
@@ -190,8 +193,8 @@ func TestIdempotentProducer(t *testing.T) {
 	if _, err := p.engine.Append(ctx, id, records("z"), stamp(1, 1)); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("stale epoch: %v", err)
 	}
-	if recs, _, _, _ := p.engine.Read(context.Background(), id, 0, 10); fmt.Sprint(bodies(recs)) != "[a b]" {
-		t.Fatalf("stream holds %v", bodies(recs))
+	if r, _ := p.engine.Read(context.Background(), id, 0, 10); fmt.Sprint(bodies(r.Records)) != "[a b]" {
+		t.Fatalf("stream holds %v", bodies(r.Records))
 	}
 }
 
@@ -254,8 +257,8 @@ func TestTakeoverReadsTheWALStoreOnce(t *testing.T) {
 		if err := next.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if recs, _, _, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(recs)) != "[x y]" {
-			t.Fatalf("stream %d recovered %v", id, bodies(recs))
+		if r, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(r.Records)) != "[x y]" {
+			t.Fatalf("stream %d recovered %v", id, bodies(r.Records))
 		}
 		if i == 0 {
 			afterFirst = walStore.lists.Load()

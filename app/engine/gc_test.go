@@ -36,8 +36,8 @@ func TestTrimThenCollectGarbageDeletesBytes(t *testing.T) {
 	if r, err := p.plane.ProposeOne(ctx, &domain.TrimStream{By: p.by, Stream: id, Epoch: s.epoch, Start: 8}); err != nil || r.Code != domain.ResultOK {
 		t.Fatalf("trim: %v %v", r, err)
 	}
-	if recs, _, _, _ := p.engine.Read(ctx, id, 0, 1); len(recs) != 1 || string(recs[0].Body) != "8" {
-		t.Fatalf("read from 0 after trimming to 8: %v", bodies(recs))
+	if r, _ := p.engine.Read(ctx, id, 0, 1); len(r.Records) != 1 || string(r.Records[0].Body) != "8" {
+		t.Fatalf("read from 0 after trimming to 8: %v", bodies(r.Records))
 	}
 	n, err := p.engine.CollectGarbage(ctx)
 	if err != nil || n != 2 {

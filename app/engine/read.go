@@ -8,31 +8,52 @@ import (
 	"github.com/picomq/pico/domain"
 )
 
-// Read returns up to max durable records of stream id from offset from, the
-// confirm offset, and a channel closed when it next grows (for long-polls).
+// ReadResult is a page of a stream.
+type ReadResult struct {
+	Records []domain.Record // offsets [From, From+len(Records))
+	// From is the requested offset, or the stream's start if that is above.
+	From uint64
+	// Confirmed is the confirm offset: the durable tail.
+	Confirmed uint64
+	// Changed is closed when the stream next changes (the confirm offset
+	// grows, the stream is sealed or deleted): long-polls wait on it.
+	Changed <-chan struct{}
+}
+
+// Read returns up to max durable records of stream id from offset from.
 // Records still in memory come from the tail; older ones from committed data
 // objects, without taking any lock an append needs.
-func (e *Engine) Read(ctx context.Context, id, from uint64, max int) ([]domain.Record, uint64, <-chan struct{}, error) {
+func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult, error) {
 	s, ok := e.local(id)
 	if !ok {
-		return nil, 0, nil, ErrNotLocal
+		return ReadResult{}, ErrNotLocal
 	}
 	v := e.cfg.Plane.View()
 	if st, ok := v.Stream(id); ok && from < st.Start {
 		from = st.Start // trimmed: resume at the first record kept
 	}
-	s.mu.Lock()
-	base := s.base
-	s.mu.Unlock()
-	if from < base {
-		recs, err := e.readCommitted(ctx, &v, id, from, min(max, int(base-from)))
+	for {
+		recs, confirmed, changed, ok := s.read(from, max)
+		if ok {
+			return ReadResult{Records: recs, From: from, Confirmed: confirmed, Changed: changed}, nil
+		}
+		// Below the tail in memory: read a data object, then go on in memory
+		// if the page reaches it. base only grows, so this ends.
 		s.mu.Lock()
-		confirmed, changed := s.confirmed, s.changed
+		base := s.base
 		s.mu.Unlock()
-		return recs, confirmed, changed, err
+		v = e.cfg.Plane.View() // covers every record below base
+		recs, err := e.readCommitted(ctx, &v, id, from, min(max, int(base-from)))
+		if err != nil || from+uint64(len(recs)) < base || len(recs) >= max {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return ReadResult{Records: recs, From: from, Confirmed: s.confirmed, Changed: s.changed}, err
+		}
+		more, confirmed, changed, ok := s.read(base, max-len(recs))
+		if ok {
+			return ReadResult{Records: append(recs, more...), From: from, Confirmed: confirmed, Changed: changed}, nil
+		}
 	}
-	recs, confirmed, changed := s.read(from, max)
-	return recs, confirmed, changed, nil
 }
 
 // ReadCommitted reads up to max records from offset from out of committed

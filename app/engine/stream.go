@@ -19,6 +19,7 @@ type stream struct {
 	gate      sync.Mutex
 	next      uint64 // next offset to assign
 	lastTs    int64
+	sealed    bool // no more appends: decided under gate
 	producers map[string]producerState
 
 	mu        sync.Mutex
@@ -97,18 +98,30 @@ func (s *stream) durable(f *domain.Frame, err error) {
 	s.changed = make(chan struct{})
 }
 
-// read returns up to max confirmed records from offset from, which must be
-// at or above base (older records are read from data objects).
-func (s *stream) read(from uint64, max int) ([]domain.Record, uint64, <-chan struct{}) {
+// wake tells waiting readers that something other than the confirm offset
+// changed (a seal, a delete).
+func (s *stream) wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	end := min(s.confirmed, from+uint64(max))
-	if from >= end {
-		return nil, s.confirmed, s.changed
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// read returns up to max confirmed records from offset from out of the
+// tail in memory; ok is false if from is below base (those records are in
+// data objects: the caller reads them there).
+func (s *stream) read(from uint64, max int) (recs []domain.Record, confirmed uint64, changed <-chan struct{}, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from < s.base {
+		return nil, s.confirmed, s.changed, false
 	}
-	out := make([]domain.Record, end-from)
-	copy(out, s.records[from-s.base:end-s.base])
-	return out, s.confirmed, s.changed
+	end := min(s.confirmed, from+uint64(max))
+	if from < end {
+		recs = make([]domain.Record, end-from)
+		copy(recs, s.records[from-s.base:end-s.base])
+	}
+	return recs, s.confirmed, s.changed, true
 }
 
 func (s *stream) committedThrough() uint64 {

@@ -16,7 +16,8 @@ func readAll(t *testing.T, p *process, id uint64) []string {
 	t.Helper()
 	var out []string
 	for off := uint64(0); ; {
-		recs, _, _, err := p.engine.Read(context.Background(), id, off, 7)
+		r, err := p.engine.Read(context.Background(), id, off, 7)
+		recs := r.Records
 		if err != nil {
 			t.Fatal(err)
 		}

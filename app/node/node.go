@@ -14,6 +14,7 @@ import (
 
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/streams"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -23,11 +24,14 @@ type Config struct {
 	ID      domain.NodeID
 	Epoch   uint64 // fresh per process start, above the last registered one; 0 picks one
 	Address string // the URL other nodes and clients reach this node at
-	Slots   uint32
-	Log     ports.MetaLog
-	Lease   ports.Lease
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// ClusterID names the cluster; the first node records it in the
+	// metadata and a node of another cluster refuses to start on it.
+	ClusterID string
+	Slots     uint32
+	Log       ports.MetaLog
+	Lease     ports.Lease
+	Logger    *slog.Logger
+	Now       func() time.Time
 	// Store holds data objects; WALStore holds the WAL (defaults to Store).
 	// Without a Store the node runs the metadata plane only.
 	Store, WALStore ports.ObjectStore
@@ -35,6 +39,9 @@ type Config struct {
 	Engine          engine.Config    // tuning; dependencies are filled in
 	// UploadEvery is the interval of uploads to data objects (1 s).
 	UploadEvery time.Duration
+	// RetentionEvery is the interval of record retention and stream expiry
+	// sweeps (2 s).
+	RetentionEvery time.Duration
 }
 
 // ErrNotReady explains why the node does not take traffic.
@@ -47,6 +54,7 @@ type Node struct {
 	lease    *meta.LeaseKeeper
 	wal      *engine.WAL
 	engine   *engine.Engine
+	streams  *streams.Service
 	draining atomic.Bool
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -78,6 +86,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		plane.Close()
 		return nil, fmt.Errorf("node: register: %w", err)
+	}
+	if err := claimCluster(ctx, plane, domain.Proposer{Node: cfg.ID, Epoch: cfg.Epoch}, cfg.ClusterID); err != nil {
+		plane.Close()
+		return nil, err
 	}
 	n := &Node{cfg: cfg, plane: plane}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -113,10 +125,22 @@ func (n *Node) startEngine(ctx context.Context) {
 	}
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.engine.RunMaintenance(ctx, n, every, time.Second) }()
+	n.streams = streams.New(streams.Config{Plane: n.plane, Engine: n.engine, By: n.Proposer(),
+		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger})
+	retain := cfg.RetentionEvery
+	if retain <= 0 {
+		retain = 2 * time.Second
+	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.streams.RunRetention(ctx, retain, n) }()
 }
 
 // Engine returns the stream engine, nil when the node has no store.
 func (n *Node) Engine() *engine.Engine { return n.engine }
+
+// Streams returns the name-level stream service the listeners drive, nil
+// when the node has no store.
+func (n *Node) Streams() *streams.Service { return n.streams }
 
 // Held reports whether this node holds the maintenance lease (for the
 // engine's lease-gated chores).
@@ -196,4 +220,27 @@ func (n *Node) Close() error {
 		}
 	}
 	return n.plane.Close()
+}
+
+// clusterKey is the registry key holding the cluster's name.
+const clusterKey = "cluster-id"
+
+// claimCluster records id as the cluster's name if none is recorded yet, and
+// fails if another is: two clusters must never share a metadata log.
+func claimCluster(ctx context.Context, plane *meta.Plane, by domain.Proposer, id string) error {
+	if id == "" {
+		return nil
+	}
+	r, err := plane.ProposeOne(ctx, &domain.PutKVIf{By: by, Space: domain.SpaceRegistry, Key: clusterKey, Value: []byte(id)})
+	if err != nil {
+		return fmt.Errorf("node: record cluster id: %w", err)
+	}
+	if r.OK() {
+		return nil
+	}
+	v := plane.View()
+	if cur, ok := v.KV(domain.SpaceRegistry, clusterKey); ok && string(cur.Value) != id {
+		return fmt.Errorf("node: the metadata log belongs to cluster %q, not %q", cur.Value, id)
+	}
+	return nil
 }

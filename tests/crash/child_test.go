@@ -152,7 +152,8 @@ func write(t *testing.T, eng *engine.Engine, id uint64, round string) {
 func dumpRecords(t *testing.T, eng *engine.Engine, id uint64, out *bufio.Writer) {
 	defer out.Flush()
 	for off := uint64(0); ; {
-		recs, _, _, err := eng.Read(context.Background(), id, off, 1000)
+		r, err := eng.Read(context.Background(), id, off, 1000)
+		recs := r.Records
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,7 +127,8 @@ func appendUnderFaults(t *testing.T, p *process, ids []uint64) [][]string {
 func readAll(t *testing.T, e *engine.Engine, id uint64) []string {
 	var out []string
 	for off := uint64(0); ; {
-		recs, _, _, err := e.Read(context.Background(), id, off, 100)
+		r, err := e.Read(context.Background(), id, off, 100)
+		recs := r.Records
 		if err != nil {
 			t.Fatal(err)
 		}

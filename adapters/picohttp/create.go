@@ -1,0 +1,71 @@
+package picohttp
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/domain"
+)
+
+// create handles PUT /name: make the stream, idempotently.
+func (s *server) create(c echo.Context, name string) error {
+	r := c.Request()
+	cfg, err := streamConfig(r)
+	if err != nil {
+		return err
+	}
+	closed, err := boolHeader(r, headerClosed)
+	if err != nil {
+		return err
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	var initial []domain.Record
+	if len(body) > 0 {
+		initial = []domain.Record{{Body: body}}
+	}
+	info, created, err := s.streams.Create(r.Context(), name, cfg, initial, closed)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	setUint(h, headerNextSeq, info.Next)
+	h.Set(echo.HeaderContentType, info.Config.ContentType)
+	if info.Closed {
+		h.Set(headerClosed, "true")
+	}
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	if created {
+		h.Set(echo.HeaderLocation, name)
+		return c.NoContent(http.StatusCreated)
+	}
+	return c.NoContent(http.StatusOK)
+}
+
+// streamConfig reads a create request's configuration headers.
+func streamConfig(r *http.Request) (domain.StreamConfig, error) {
+	cfg := domain.StreamConfig{ContentType: r.Header.Get(echo.HeaderContentType)}
+	if cfg.ContentType == "" {
+		cfg.ContentType = domain.DefaultContentType
+	}
+	ttl, _, err := optionalUint(headerTTL, r.Header.Get(headerTTL))
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TTLSec = ttl
+	if v := r.Header.Get(headerExpiresAt); v != "" {
+		ms, err := ParseExpiresAt(v)
+		if err != nil {
+			return cfg, badRequest("%s must be an RFC 3339 time or unix milliseconds, got %s: %v", headerExpiresAt, clip(v), err)
+		}
+		if ms <= time.Now().UnixMilli() {
+			return cfg, badRequest("%s %s is in the past", headerExpiresAt, clip(v))
+		}
+		cfg.ExpiresAtMs = ms
+	}
+	return cfg, nil
+}

@@ -1,0 +1,136 @@
+package picohttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/domain"
+)
+
+// FuzzHandler sends arbitrary requests to the handler backed by the fake
+// (which never fails): no panic, no 5xx but 503, and every response is
+// well formed.
+func FuzzHandler(f *testing.F) {
+	fake := newFakeStreams()
+	fake.owners["/remote"] = "http://other:4437/"
+	srv := newServer(Config{Streams: fake, LongPollTimeout: 50 * time.Microsecond, SSEMaxDuration: 200 * time.Microsecond,
+		MaxBodyBytes: 1 << 16, MaxChunkBytes: 16, Logger: slog.New(slog.DiscardHandler)})
+	handler := srv.handler()
+
+	batch := domain.EncodeBatch([]domain.Record{{Body: []byte("x"), Headers: []domain.Header{{Key: "a", Value: "b"}}}})
+	for _, seed := range []struct {
+		method, target, headers string
+		body                    []byte
+	}{
+		{"GET", "/s", "", nil},
+		{"GET", "/s?seq=1&count=1&bytes=3&format=binary", "If-None-Match: *", nil},
+		{"GET", "/s?seq=now&live=long-poll", "", nil},
+		{"GET", "/s?live=sse&format=raw", "Last-Event-ID: 0", nil},
+		{"GET", "/closed?live=sse", "", nil},
+		{"GET", "/?prefix=/&limit=2&start_after=/a", "", nil},
+		{"HEAD", "/closed", "", nil},
+		{"PUT", "/new", "Content-Type: text/plain\nPico-TTL: 10\nPico-Expires-At: 2100-01-01T00:00:00Z\nPico-Closed: true", []byte("first")},
+		{"PUT", "/s", "Content-Type: application/json", nil},
+		{"POST", "/s", "Content-Type: application/vnd.picomq.batch", batch},
+		{"POST", "/s", "Content-Type: application/vnd.picomq.batch+json", []byte(`{"records":[{"body":"a","headers":{"k":"v"}},{"body_b64":"AAE="}]}`)},
+		{"POST", "/s", "Pico-Producer-Id: p\nPico-Producer-Epoch: 1\nPico-Producer-Seq: 0\nPico-Match-Seq: 3", []byte("x")},
+		{"POST", "/s", "Pico-Closed: true", nil},
+		{"POST", "/s", "Pico-Trim-Seq: 2", nil},
+		{"POST", "/closed", "", []byte("late")},
+		{"DELETE", "/s", "", nil},
+		{"OPTIONS", "/x", "", nil},
+		{"PATCH", "/s", "", nil},
+		{"GET", "/remote?seq=1", "", nil},
+	} {
+		f.Add(seed.method, seed.target, seed.headers, seed.body, false)
+	}
+
+	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte, chunked bool) {
+		req := fuzzRequest(method, target, headers, body, chunked)
+		if req == nil {
+			return
+		}
+		seedStreams(fake)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		checkFuzzResponse(t, req, rec)
+	})
+}
+
+// seedStreams resets the fake to a few streams in known states.
+func seedStreams(fake *fakeStreams) {
+	fake.reset()
+	ctx := context.Background()
+	recs := []domain.Record{{Body: []byte("aa")}, {Body: []byte{0xff}}, {Body: []byte("c"), Headers: []domain.Header{{Key: "k", Value: "v"}}}}
+	_, _, _ = fake.Create(ctx, "/s", domain.StreamConfig{ContentType: "text/plain"}, recs, false)
+	_, _, _ = fake.Create(ctx, "/closed", domain.StreamConfig{ContentType: "application/json", TTLSec: 5, ExpiresAtMs: 4102444800000}, recs[:1], true)
+	_, _ = fake.Trim(ctx, "/s", 1)
+}
+
+// fuzzRequest builds a request a real server could deliver, or nil.
+func fuzzRequest(method, target, headers string, body []byte, chunked bool) *http.Request {
+	if !isToken(method) {
+		return nil
+	}
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		return nil
+	}
+	h := http.Header{}
+	for line := range strings.SplitSeq(headers, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
+			continue
+		}
+		h.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+	}
+	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: "pico.test", Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}
+	if chunked {
+		req.ContentLength = -1
+	}
+	return req.WithContext(context.Background())
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func checkFuzzResponse(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if rec.Code >= 500 && rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("%s %s: %d %s", req.Method, req.RequestURI, rec.Code, rec.Body)
+	}
+	if rec.Header().Get("Access-Control-Allow-Origin") != "*" || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("%s %s: %d without the common headers", req.Method, req.RequestURI, rec.Code)
+	}
+	noBody := req.Method == http.MethodHead || rec.Code == http.StatusNoContent || rec.Code == http.StatusNotModified
+	if noBody && rec.Body.Len() != 0 {
+		t.Fatalf("%s %s: %d with a body %q", req.Method, req.RequestURI, rec.Code, rec.Body)
+	}
+	if rec.Code >= 400 && !noBody {
+		var body errorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error == "" || body.Message == "" {
+			t.Fatalf("%s %s: %d with error body %q", req.Method, req.RequestURI, rec.Code, rec.Body)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package picohttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/domain"
+)
+
+// harness drives the handler with the fake service.
+type harness struct {
+	t    *testing.T
+	fake *fakeStreams
+	srv  *server
+	h    http.Handler
+}
+
+func newHarness(t *testing.T, configure ...func(*Config)) *harness {
+	t.Helper()
+	fake := newFakeStreams()
+	cfg := Config{Streams: fake, LongPollTimeout: 50 * time.Millisecond, SSEMaxDuration: 2 * time.Second,
+		Logger: slog.New(slog.DiscardHandler)}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	srv := newServer(cfg)
+	return &harness{t: t, fake: fake, srv: srv, h: srv.handler()}
+}
+
+// do sends one request; headers alternate names and values.
+func (h *harness) do(method, target string, body []byte, headers ...string) *httptest.ResponseRecorder {
+	h.t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// create makes a stream and fails the test unless it was created.
+func (h *harness) create(name string, headers ...string) {
+	h.t.Helper()
+	if rec := h.do(http.MethodPut, name, nil, headers...); rec.Code != http.StatusCreated {
+		h.t.Fatalf("PUT %s: %d %s", name, rec.Code, rec.Body)
+	}
+}
+
+// appendBodies appends each body as one record.
+func (h *harness) appendBodies(name string, bodies ...string) {
+	h.t.Helper()
+	for _, b := range bodies {
+		if rec := h.do(http.MethodPost, name, []byte(b)); rec.Code != http.StatusOK {
+			h.t.Fatalf("POST %s: %d %s", name, rec.Code, rec.Body)
+		}
+	}
+}
+
+func wantStatus(t *testing.T, rec *httptest.ResponseRecorder, status int) {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status %d, want %d; body %s", rec.Code, status, rec.Body)
+	}
+}
+
+// wantHeaders checks headers; names and values alternate, "" means absent.
+func wantHeaders(t *testing.T, rec *httptest.ResponseRecorder, pairs ...string) {
+	t.Helper()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		got, present := rec.Header()[http.CanonicalHeaderKey(pairs[i])]
+		switch {
+		case pairs[i+1] == "" && present:
+			t.Errorf("header %s = %q, want absent", pairs[i], got)
+		case pairs[i+1] != "" && (len(got) != 1 || got[0] != pairs[i+1]):
+			t.Errorf("header %s = %q, want %q", pairs[i], got, pairs[i+1])
+		}
+	}
+}
+
+// wantError checks a JSON error response.
+func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code, messagePart string) errorBody {
+	t.Helper()
+	wantStatus(t, rec, status)
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("error Content-Type %q", ct)
+	}
+	var body errorBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("error body %q: %v", rec.Body, err)
+	}
+	if body.Error != code {
+		t.Errorf("error code %q, want %q (message %q)", body.Error, code, body.Message)
+	}
+	if !strings.Contains(body.Message, messagePart) {
+		t.Errorf("error message %q does not contain %q", body.Message, messagePart)
+	}
+	return body
+}
+
+// jsonPage decodes a format=json read.
+func jsonPage(t *testing.T, rec *httptest.ResponseRecorder) []domain.SeqRecord {
+	t.Helper()
+	recs, err := domain.DecodeJSONRecords(rec.Body.Bytes(), batchLimits)
+	if err != nil {
+		t.Fatalf("json page %q: %v", rec.Body, err)
+	}
+	return recs
+}
+
+func bodiesOf(recs []domain.SeqRecord) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Body)
+	}
+	return out
+}

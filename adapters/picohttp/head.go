@@ -1,0 +1,38 @@
+package picohttp
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// head handles HEAD /name: the stream's configuration and offsets.
+func (s *server) head(c echo.Context, name string) error {
+	info, err := s.streams.Head(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, info.Config.ContentType)
+	setUint(h, headerNextSeq, info.Next)
+	setUint(h, headerStartSeq, info.Start)
+	if info.Config.TTLSec > 0 {
+		setUint(h, headerTTL, info.Config.TTLSec)
+	}
+	if info.Config.ExpiresAtMs > 0 {
+		h.Set(headerExpiresAt, FormatExpiresAt(info.Config.ExpiresAtMs))
+	}
+	if info.Closed {
+		h.Set(headerClosed, "true")
+	}
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	return c.NoContent(http.StatusOK)
+}
+
+// delete handles DELETE /name.
+func (s *server) delete(c echo.Context, name string) error {
+	if err := s.streams.Delete(c.Request().Context(), name); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

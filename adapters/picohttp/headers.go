@@ -1,0 +1,129 @@
+package picohttp
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/domain"
+)
+
+// Pico protocol headers.
+const (
+	headerNextSeq       = "Pico-Next-Seq"
+	headerStartSeq      = "Pico-Start-Seq"
+	headerUpToDate      = "Pico-Up-To-Date"
+	headerClosed        = "Pico-Closed"
+	headerCursor        = "Pico-Cursor"
+	headerTimestamp     = "Pico-Timestamp"
+	headerTTL           = "Pico-TTL"
+	headerExpiresAt     = "Pico-Expires-At"
+	headerMatchSeq      = "Pico-Match-Seq"
+	headerTrimSeq       = "Pico-Trim-Seq"
+	headerProducerID    = "Pico-Producer-Id"
+	headerProducerEpoch = "Pico-Producer-Epoch"
+	headerProducerSeq   = "Pico-Producer-Seq"
+	headerExpectedSeq   = "Pico-Expected-Seq"
+	headerReceivedSeq   = "Pico-Received-Seq"
+	headerLastEventID   = "Last-Event-ID"
+)
+
+const (
+	cacheNoStore   = "no-store"
+	cacheNoCache   = "no-cache"
+	cacheImmutable = "public, max-age=60, stale-while-revalidate=300"
+	allowedMethods = "GET, PUT, POST, DELETE, HEAD, OPTIONS"
+)
+
+// exposedHeaders are the response headers a cross-origin script may read.
+var exposedHeaders = strings.Join([]string{
+	headerNextSeq, headerStartSeq, headerUpToDate, headerClosed, headerCursor, headerTimestamp,
+	headerTTL, headerExpiresAt, headerProducerID, headerProducerEpoch, headerProducerSeq,
+	headerExpectedSeq, headerReceivedSeq, "ETag", "Location",
+}, ", ")
+
+// allowedRequestHeaders are the request headers a cross-origin script may send.
+var allowedRequestHeaders = strings.Join([]string{
+	"Content-Type", "If-None-Match", headerLastEventID, "Authorization",
+	headerTTL, headerExpiresAt, headerClosed, headerMatchSeq, headerTrimSeq,
+	headerProducerID, headerProducerEpoch, headerProducerSeq,
+}, ", ")
+
+// commonHeaders sets the headers every response carries, errors included.
+func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", exposedHeaders)
+		return next(c)
+	}
+}
+
+// preflight answers a CORS preflight on any path.
+func preflight(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Access-Control-Allow-Methods", allowedMethods)
+	h.Set("Access-Control-Allow-Headers", allowedRequestHeaders)
+	h.Set("Access-Control-Max-Age", "86400")
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// optionalUint parses a strict unsigned integer from a header or query
+// value; an empty value is absent.
+func optionalUint(field, value string) (v uint64, present bool, err error) {
+	if value == "" {
+		return 0, false, nil
+	}
+	v, err = domain.ParseUint(value)
+	if err != nil {
+		return 0, true, badUint(field, value)
+	}
+	return v, true, nil
+}
+
+func badUint(field, value string) error {
+	if isCanonicalDigits(value) {
+		return badRequest("%s is out of range (at most %d), got %s", field, uint64(1<<63-1), clip(value))
+	}
+	return badRequest("%s must be a non-negative integer without leading zeros, got %s", field, clip(value))
+}
+
+func isCanonicalDigits(s string) bool {
+	return isDigits(s) && (s[0] != '0' || len(s) == 1)
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// boolHeader parses a boolean header.
+func boolHeader(r *http.Request, name string) (bool, error) {
+	v := r.Header.Get(name)
+	b, err := domain.ParseBool(v)
+	if err != nil {
+		return false, badRequest("%s must be true or false, got %s", name, clip(v))
+	}
+	return b, nil
+}
+
+// clip quotes a client value for an error message, shortened so an error
+// never echoes a large input back.
+func clip(v string) string {
+	const limit = 64
+	if len(v) > limit {
+		return fmt.Sprintf("%q (%d bytes)", v[:limit]+"...", len(v))
+	}
+	return strconv.Quote(v)
+}
+
+func setUint(h http.Header, name string, v uint64) { h.Set(name, strconv.FormatUint(v, 10)) }

@@ -1,0 +1,235 @@
+package picohttp
+
+import (
+	"encoding/base64"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Read formats and live modes.
+const (
+	formatJSON   = "json"
+	formatBinary = "binary"
+	formatRaw    = "raw"
+	liveLongPoll = "long-poll"
+	liveSSE      = "sse"
+)
+
+// readRequest is a parsed GET /name.
+type readRequest struct {
+	from    uint64
+	fromNow bool // seq=now: from is the tail, found with Head
+	limits  ports.ReadLimits
+	format  string
+	live    string
+}
+
+func (s *server) parseReadRequest(r *http.Request) (readRequest, error) {
+	q := r.URL.Query()
+	rr := readRequest{format: q.Get("format"), live: q.Get("live")}
+	switch rr.format {
+	case "":
+		rr.format = formatJSON
+	case formatJSON, formatBinary, formatRaw:
+	default:
+		return rr, badRequest("format must be json, binary or raw, got %s", clip(rr.format))
+	}
+	switch rr.live {
+	case "", liveLongPoll, liveSSE:
+	default:
+		return rr, badRequest("live must be long-poll or sse, got %s", clip(rr.live))
+	}
+	var err error
+	if rr.limits, err = s.readLimits(q); err != nil {
+		return rr, err
+	}
+	return rr, rr.setPosition(q.Get("seq"), r.Header.Get(headerLastEventID))
+}
+
+func (s *server) readLimits(q url.Values) (ports.ReadLimits, error) {
+	count, _, err := optionalUint("count", q.Get("count"))
+	if err != nil {
+		return ports.ReadLimits{}, err
+	}
+	bytes, _, err := optionalUint("bytes", q.Get("bytes"))
+	if err != nil {
+		return ports.ReadLimits{}, err
+	}
+	ceiling := max(s.cfg.MaxChunkBytes, readBytesCeiling)
+	lim := ports.ReadLimits{Count: int(min(count, math.MaxInt32)), Bytes: s.cfg.MaxChunkBytes}
+	if bytes > 0 {
+		lim.Bytes = int(min(bytes, uint64(ceiling)))
+	}
+	return lim, nil
+}
+
+// setPosition resolves where a read starts: the seq query, else just after
+// an event stream's Last-Event-ID, else 0.
+func (rr *readRequest) setPosition(seq, lastEventID string) error {
+	switch {
+	case seq == "now":
+		rr.fromNow = true
+	case seq != "":
+		from, err := domain.ParseSeq(seq)
+		if err != nil {
+			return badRequest("seq must be an offset, a negative number (the start) or now, got %s", clip(seq))
+		}
+		rr.from = from
+	case lastEventID != "":
+		id, err := domain.ParseUint(lastEventID)
+		if err != nil {
+			return badRequest("%s must be a record offset, got %s", headerLastEventID, clip(lastEventID))
+		}
+		rr.from = id + 1
+	}
+	return nil
+}
+
+// read handles GET /name.
+func (s *server) read(c echo.Context, name string) error {
+	rr, err := s.parseReadRequest(c.Request())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var contentType string
+	if rr.fromNow || (rr.format == formatRaw && rr.live != liveSSE) {
+		info, err := s.streams.Head(ctx, name)
+		if err != nil {
+			return err
+		}
+		if rr.fromNow {
+			rr.from = info.Next
+		}
+		contentType = info.Config.ContentType
+	}
+	if rr.live == liveSSE {
+		return s.streamEvents(c, name, rr)
+	}
+	read := func() (ports.ReadResult, error) { return s.streams.Read(ctx, name, rr.from, rr.limits) }
+	if rr.live == liveLongPoll {
+		return s.longPoll(c, name, rr.format, contentType, read)
+	}
+	res, err := read()
+	if err != nil {
+		return err
+	}
+	return writePage(c, name, rr.format, contentType, res)
+}
+
+// longPoll answers with records as soon as there are some, or 204 when the
+// wait ends at the tail.
+func (s *server) longPoll(c echo.Context, name, format, contentType string, read func() (ports.ReadResult, error)) error {
+	res, err := awaitRecords(c.Request().Context(), s.cfg.Done, s.cfg.LongPollTimeout, read)
+	if err != nil {
+		return err
+	}
+	if len(res.Records) > 0 || !res.UpToDate {
+		return writePage(c, name, format, contentType, res)
+	}
+	h := c.Response().Header()
+	setUint(h, headerNextSeq, res.Next)
+	h.Set(headerUpToDate, "true")
+	setUint(h, headerCursor, res.Next)
+	if res.Closed {
+		h.Set(headerClosed, "true")
+	}
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// writePage answers a read with one page of records.
+func writePage(c echo.Context, name, format, contentType string, res ports.ReadResult) error {
+	h := c.Response().Header()
+	closedAtTail := res.Closed && res.UpToDate
+	setUint(h, headerNextSeq, res.Next)
+	setUint(h, headerCursor, res.Next)
+	if res.UpToDate {
+		h.Set(headerUpToDate, "true")
+		h.Set(echo.HeaderCacheControl, cacheNoCache) // the tail moves: revalidate
+	} else {
+		h.Set(echo.HeaderCacheControl, cacheImmutable) // history never changes
+	}
+	if closedAtTail {
+		h.Set(headerClosed, "true")
+	}
+	// Without a seq query the page depends on Last-Event-ID, so caches
+	// must key on it.
+	h.Set(echo.HeaderVary, headerLastEventID)
+	tag := pageETag(name, format, res.From, res.Next, closedAtTail)
+	h.Set("ETag", tag)
+	if etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	body, mediaType := encodePage(format, contentType, res)
+	return c.Blob(http.StatusOK, mediaType, body)
+}
+
+// pageETag names a page's content: the same records in the same format.
+func pageETag(name, format string, from, next uint64, closed bool) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	b.WriteString(base64.RawURLEncoding.EncodeToString([]byte(name + ":" + format)))
+	b.WriteByte(':')
+	b.WriteString(strconv.FormatUint(from, 10))
+	b.WriteByte(':')
+	b.WriteString(strconv.FormatUint(next, 10))
+	if closed {
+		b.WriteString(":c")
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// etagMatches reports whether an If-None-Match list names tag.
+func etagMatches(ifNoneMatch, tag string) bool {
+	for candidate := range strings.SplitSeq(ifNoneMatch, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == tag || candidate == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+func encodePage(format, contentType string, res ports.ReadResult) ([]byte, string) {
+	switch format {
+	case formatBinary:
+		return domain.EncodeBatchResponse(seqRecords(res)), domain.BatchContentType
+	case formatRaw:
+		if contentType == "" {
+			contentType = domain.DefaultContentType
+		}
+		return concatBodies(res.Records), contentType
+	default:
+		return domain.EncodeJSONRecords(seqRecords(res)), echo.MIMEApplicationJSON
+	}
+}
+
+func seqRecords(res ports.ReadResult) []domain.SeqRecord {
+	out := make([]domain.SeqRecord, len(res.Records))
+	for i, r := range res.Records {
+		out[i] = domain.SeqRecord{Seq: res.From + uint64(i), Record: r}
+	}
+	return out
+}
+
+func concatBodies(records []domain.Record) []byte {
+	n := 0
+	for _, r := range records {
+		n += len(r.Body)
+	}
+	out := make([]byte, 0, n)
+	for _, r := range records {
+		out = append(out, r.Body...)
+	}
+	return out
+}

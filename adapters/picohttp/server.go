@@ -1,0 +1,207 @@
+// Package picohttp serves the Pico protocol over HTTP. A stream is named by
+// its URL path: PUT creates it, POST appends to or trims it, GET reads it
+// (catch-up, long-poll or server-sent events), HEAD describes it and DELETE
+// removes it. GET / lists streams.
+package picohttp
+
+import (
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/ports"
+)
+
+// OpenAPI is the protocol as an OpenAPI 3.1 document.
+//
+//go:embed openapi.yaml
+var OpenAPI []byte
+
+// Config configures the Pico listener.
+type Config struct {
+	Streams ports.Streams
+	// Routing is "redirect" (the default: answer 307 to the stream's owner)
+	// or "local" (never redirect).
+	Routing string
+	// LongPollTimeout bounds a long-poll wait (default 25s).
+	LongPollTimeout time.Duration
+	// SSEMaxDuration bounds one event stream (default 55s); clients reconnect
+	// with Last-Event-ID.
+	SSEMaxDuration time.Duration
+	// MaxBodyBytes bounds a request body (default 8 MiB); larger gets 413.
+	MaxBodyBytes int64
+	// MaxChunkBytes is the read size when a read gives no `bytes` (default
+	// 64 KiB); `bytes` is capped at max(MaxChunkBytes, 4 MiB).
+	MaxChunkBytes int
+	// Done is closed when the server starts shutting down: long-polls answer
+	// and event streams end cleanly.
+	Done <-chan struct{}
+	// Logger receives internal failures (default slog.Default()).
+	Logger *slog.Logger
+}
+
+const (
+	defaultLongPollTimeout = 25 * time.Second
+	defaultSSEMaxDuration  = 55 * time.Second
+	defaultMaxBodyBytes    = 8 << 20
+	defaultMaxChunkBytes   = 64 << 10
+	// readBytesCeiling is the least upper bound on a read's `bytes`.
+	readBytesCeiling = 4 << 20
+	maxNameBytes     = 1024
+	sseKeepAlive     = 15 * time.Second
+)
+
+// New returns the Pico protocol handler. It panics when cfg has no Streams
+// or names an unknown routing mode: both are wiring mistakes.
+func New(cfg Config) http.Handler { return newServer(cfg).handler() }
+
+type server struct {
+	cfg      Config
+	streams  ports.Streams
+	redirect bool
+	log      *slog.Logger
+	// keepAlive is the silence after which an event stream sends a comment.
+	keepAlive time.Duration
+}
+
+func newServer(cfg Config) *server {
+	if cfg.Streams == nil {
+		panic("picohttp: Config.Streams is nil")
+	}
+	if cfg.Routing != "" && cfg.Routing != "redirect" && cfg.Routing != "local" {
+		panic("picohttp: unknown routing mode " + cfg.Routing + ` (want "redirect" or "local")`)
+	}
+	if cfg.LongPollTimeout <= 0 {
+		cfg.LongPollTimeout = defaultLongPollTimeout
+	}
+	if cfg.SSEMaxDuration <= 0 {
+		cfg.SSEMaxDuration = defaultSSEMaxDuration
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	if cfg.MaxChunkBytes <= 0 {
+		cfg.MaxChunkBytes = defaultMaxChunkBytes
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &server{cfg: cfg, streams: cfg.Streams, redirect: cfg.Routing != "local", log: log, keepAlive: sseKeepAlive}
+}
+
+var protocolMethods = []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions}
+
+func (s *server) handler() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.renderError
+	e.Pre(s.serveTargetsOutsideRouter)
+	e.Use(commonHeaders)
+	// Every path is a stream name, so one handler serves them all; other
+	// methods become echo's 405, rendered by renderError.
+	e.Match(protocolMethods, "/*", s.serve)
+	return e
+}
+
+// serveTargetsOutsideRouter serves request targets the router cannot match
+// (an absolute URL without a path, "*") so they too get protocol answers.
+func (s *server) serveTargetsOutsideRouter(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.HasPrefix(echo.GetPath(c.Request()), "/") {
+			return next(c)
+		}
+		return commonHeaders(s.serve)(c)
+	}
+}
+
+func (s *server) serve(c echo.Context) error {
+	r := c.Request()
+	if r.Method == http.MethodOptions {
+		return preflight(c)
+	}
+	if !slices.Contains(protocolMethods, r.Method) {
+		return echo.ErrMethodNotAllowed
+	}
+	name := streamName(r)
+	if !strings.HasPrefix(name, "/") {
+		return badRequest("a stream name is a path starting with /, got %s", clip(name))
+	}
+	if len(name) > maxNameBytes {
+		return badRequest("stream name is %d bytes; the limit is %d", len(name), maxNameBytes)
+	}
+	if name == "/" {
+		return s.serveRoot(c)
+	}
+	if r.Method != http.MethodPut {
+		if err := s.routeToOwner(name); err != nil {
+			return err
+		}
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return s.read(c, name)
+	case http.MethodHead:
+		return s.head(c, name)
+	case http.MethodPut:
+		return s.create(c, name)
+	case http.MethodPost:
+		return s.post(c, name)
+	default:
+		return s.delete(c, name)
+	}
+}
+
+// streamName is the path as the client sent it: names are opaque, so two
+// spellings of one decoded path are two streams.
+func streamName(r *http.Request) string {
+	name := r.URL.EscapedPath()
+	if name == "" {
+		return "/"
+	}
+	return name
+}
+
+// serveRoot answers the listing path, which is never a stream.
+func (s *server) serveRoot(c echo.Context) error {
+	switch c.Request().Method {
+	case http.MethodGet, http.MethodHead:
+		return s.list(c)
+	default:
+		return badRequest("/ is the stream listing, not a stream; name a stream by a longer path")
+	}
+}
+
+// routeToOwner returns a *ports.RedirectError when another node serves name.
+func (s *server) routeToOwner(name string) error {
+	if !s.redirect {
+		return nil
+	}
+	addr, err := s.streams.Route(name)
+	if err != nil {
+		return &protocolError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "cannot find the stream's owner: " + err.Error()}
+	}
+	if addr != "" {
+		return &ports.RedirectError{Address: addr}
+	}
+	return nil
+}
+
+// redirectTo answers 307 to the same path and query on addr.
+func redirectTo(c echo.Context, addr string) error {
+	r := c.Request()
+	loc := strings.TrimRight(addr, "/") + r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		loc += "?" + r.URL.RawQuery
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderLocation, loc)
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	return c.NoContent(http.StatusTemporaryRedirect)
+}

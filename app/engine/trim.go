@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/picomq/pico/domain"
+)
+
+// Trim drops the records of stream id below offset to and returns the
+// stream's start after it. Only committed records can be trimmed (the
+// catalog of data objects is what moves); records still only in the WAL are
+// uploaded first, so a trim up to the durable tail takes at once. to is
+// clamped to the durable tail.
+func (e *Engine) Trim(ctx context.Context, id, to uint64) (uint64, error) {
+	s, ok := e.local(id)
+	if !ok {
+		return 0, ErrNotLocal
+	}
+	s.mu.Lock()
+	to = min(to, s.confirmed)
+	s.mu.Unlock()
+	if s.committedThrough() < to {
+		if _, err := e.Upload(ctx); err != nil {
+			return 0, err
+		}
+	}
+	v := e.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	if !ok {
+		return 0, ErrNotFound
+	}
+	to = min(to, st.End)
+	if to <= st.Start {
+		return st.Start, nil
+	}
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.TrimStream{By: e.cfg.By, Stream: id, Epoch: s.epoch, Start: to})
+	if err != nil {
+		return 0, err
+	}
+	if !r.OK() {
+		return 0, fmt.Errorf("engine: trim stream %d: %s", id, r)
+	}
+	v = e.cfg.Plane.View()
+	if st, ok := v.Stream(id); ok {
+		return st.Start, nil
+	}
+	return 0, ErrNotFound
+}
+
+// Tail returns the durable next offset of a stream this process has open.
+func (e *Engine) Tail(id uint64) (uint64, error) {
+	s, ok := e.local(id)
+	if !ok {
+		return 0, ErrNotLocal
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil {
+		return 0, s.failed
+	}
+	return s.confirmed, nil
+}
+
+// Local lists the streams this process has open.
+func (e *Engine) Local() []uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]uint64, 0, len(e.streams))
+	for id := range e.streams {
+		ids = append(ids, id)
+	}
+	return ids
+}

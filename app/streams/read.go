@@ -1,0 +1,119 @@
+package streams
+
+import (
+	"context"
+	"strings"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// maxReadRecords bounds one page when the caller sets no count.
+const maxReadRecords = 1 << 16
+
+// Read returns durable records; see ports.Streams.
+func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.ReadLimits) (ports.ReadResult, error) {
+	st, err := s.lookup(name)
+	if err != nil {
+		return ports.ReadResult{}, err
+	}
+	if err := s.open(ctx, st); err != nil {
+		return ports.ReadResult{}, err
+	}
+	count := maxReadRecords
+	if lim.Count > 0 {
+		count = min(lim.Count, maxReadRecords)
+	}
+	page, err := s.cfg.Engine.Read(ctx, st.ID, from, count)
+	if err != nil {
+		return ports.ReadResult{}, s.engineError(st, err)
+	}
+	if page.From > page.Confirmed {
+		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", from, page.Confirmed)
+	}
+	recs := page.Records
+	if lim.Bytes > 0 {
+		recs = recs[:fitBytes(recs, lim.Bytes)]
+	}
+	next := page.From + uint64(len(recs))
+	res := ports.ReadResult{Records: recs, From: page.From, Next: next, Tail: page.Confirmed,
+		UpToDate: next >= page.Confirmed, Changed: page.Changed}
+	res.Closed = res.UpToDate && s.sealed(st.ID)
+	return res, nil
+}
+
+// Head returns a stream's info with live offsets; see ports.Streams.
+func (s *Service) Head(ctx context.Context, name string) (ports.StreamInfo, error) {
+	st, err := s.lookup(name)
+	if err != nil {
+		return ports.StreamInfo{}, err
+	}
+	return s.head(ctx, st)
+}
+
+// head opens the stream here (so its tail is exact: a previous owner may
+// have left records in its WAL) and reports it.
+func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error) {
+	if err := s.open(ctx, st); err != nil {
+		return ports.StreamInfo{}, err
+	}
+	tail, err := s.cfg.Engine.Tail(st.ID)
+	if err != nil {
+		return ports.StreamInfo{}, s.engineError(st, err)
+	}
+	info := s.info(st)
+	info.Next = tail
+	info.Closed = s.sealed(st.ID)
+	return info, nil
+}
+
+func (s *Service) info(st stream) ports.StreamInfo {
+	return ports.StreamInfo{Name: st.Name, Config: st.cfg, Start: st.Start, Next: st.End,
+		Closed: st.Sealed, CreatedMs: st.CreatedMs}
+}
+
+// List returns streams by name; see ports.Streams. Offsets are the
+// committed ones except for streams open here (the listing opens nothing).
+func (s *Service) List(ctx context.Context, prefix, startAfter string, limit int) (ports.ListPage, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	v := s.cfg.Plane.View()
+	from := max(prefix, startAfter)
+	var page ports.ListPage
+	v.StreamsFrom(from, func(st0 *domain.Stream) bool {
+		switch {
+		case !strings.HasPrefix(st0.Name, prefix):
+			return false
+		case st0.Name == startAfter:
+			return true
+		case len(page.Streams) == limit:
+			page.HasMore = true
+			return false
+		}
+		st, err := s.lookup(st0.Name)
+		if err != nil {
+			return true // expired or undecodable: not listed
+		}
+		info := s.info(st)
+		if tail, err := s.cfg.Engine.Tail(st.ID); err == nil {
+			info.Next = tail
+		}
+		page.Streams = append(page.Streams, info)
+		return true
+	})
+	return page, ctx.Err()
+}
+
+// fitBytes returns how many records, at least one, fit in about max bytes.
+func fitBytes(recs []domain.Record, max int) int {
+	n, size := 0, 0
+	for n < len(recs) {
+		size += len(recs[n].Body)
+		if n > 0 && size > max {
+			break
+		}
+		n++
+	}
+	return n
+}

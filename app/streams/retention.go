@@ -1,0 +1,104 @@
+package streams
+
+import (
+	"context"
+	"time"
+
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/domain"
+)
+
+// retentionPages bounds the records one sweep reads per stream looking for
+// the retention cut, so one huge backlog cannot stall the others.
+const retentionPages = 16
+
+// RunRetention enforces record retention (StreamConfig.TTLSec) and stream
+// expiry every period until ctx ends. Each node trims and expires the
+// streams it holds open; the maintenance lease holder also expires streams
+// nobody holds open. Every step is idempotent and retried next period.
+func (s *Service) RunRetention(ctx context.Context, every time.Duration, lease engine.LeaseHolder) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.sweepLocal(ctx)
+		if _, held := lease.Held(); held {
+			s.sweepUnowned(ctx)
+		}
+	}
+}
+
+func (s *Service) sweepLocal(ctx context.Context) {
+	v := s.cfg.Plane.View()
+	for _, id := range s.cfg.Engine.Local() {
+		st, ok := v.Stream(id)
+		if !ok {
+			continue
+		}
+		cfg, err := domain.DecodeStreamConfig(st.Meta)
+		switch {
+		case err != nil:
+		case s.expired(cfg):
+			s.expire(ctx, stream{st, cfg})
+		case cfg.TTLSec > 0:
+			s.retain(ctx, stream{st, cfg})
+		}
+	}
+}
+
+// sweepUnowned deletes expired streams that no live node holds open.
+func (s *Service) sweepUnowned(ctx context.Context) {
+	v := s.cfg.Plane.View()
+	v.StreamsFrom("", func(st *domain.Stream) bool {
+		if v.IsOpen(st) {
+			return ctx.Err() == nil
+		}
+		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && s.expired(cfg) {
+			s.expire(ctx, stream{st, cfg})
+		}
+		return ctx.Err() == nil
+	})
+}
+
+func (s *Service) expire(ctx context.Context, st stream) {
+	if err := s.delete(ctx, st); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("deleting an expired stream failed", "stream", st.Name, "err", err)
+		return
+	}
+	s.cfg.Logger.Info("stream expired", "stream", st.Name)
+}
+
+// retain trims the records older than the stream's TTL. Timestamps are
+// monotonic per stream, so the cut is the first record young enough.
+func (s *Service) retain(ctx context.Context, st stream) {
+	cutoff := s.cfg.Now().UnixMilli() - int64(st.cfg.TTLSec)*1000
+	cut, from := st.Start, st.Start
+	for range retentionPages {
+		page, err := s.cfg.Engine.Read(ctx, st.ID, from, 1024)
+		if err != nil || len(page.Records) == 0 {
+			break
+		}
+		young := len(page.Records)
+		for i, r := range page.Records {
+			if r.TimestampMs >= cutoff {
+				young = i
+				break
+			}
+		}
+		cut = page.From + uint64(young)
+		if young < len(page.Records) {
+			break
+		}
+		from = cut
+	}
+	if cut <= st.Start {
+		return
+	}
+	if _, err := s.cfg.Engine.Trim(ctx, st.ID, cut); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("retention trim failed", "stream", st.Name, "err", err)
+	}
+}

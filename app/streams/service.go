@@ -1,0 +1,140 @@
+// Package streams is the name-level stream service both protocol listeners
+// drive (ports.Streams): it maps names to streams through the metadata view,
+// opens a stream on first use (reviving one its previous owner closed or
+// lost), routes requests for streams another live node serves, and keeps
+// record retention and stream expiry.
+package streams
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Config wires a Service.
+type Config struct {
+	Plane  *meta.Plane
+	Engine *engine.Engine
+	By     domain.Proposer // this node process
+	// Address is this node's advertised base URL; a stream whose owner has
+	// this address is served here.
+	Address string
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Service implements ports.Streams on the engine.
+type Service struct {
+	cfg Config
+}
+
+var _ ports.Streams = (*Service)(nil)
+
+// New returns a service.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Service{cfg: cfg}
+}
+
+// Route returns the base URL of the node serving name, or "" for this one:
+// a stream open on another live node (or being transferred to one) is
+// served there; a stream nobody holds open is served wherever it is asked
+// for, which revives it here.
+func (s *Service) Route(name string) (string, error) {
+	v := s.cfg.Plane.View()
+	st, ok := v.StreamByName(name)
+	if !ok {
+		return "", nil
+	}
+	return s.ownerAddress(&v, st), nil
+}
+
+func (s *Service) ownerAddress(v *domain.State, st *domain.Stream) string {
+	owner := st.TransferTo
+	if owner == 0 && v.IsOpen(st) {
+		owner = st.Owner
+	}
+	if owner == 0 || owner == s.cfg.By.Node {
+		return ""
+	}
+	n, ok := v.Node(owner)
+	if !ok || n.Address == "" || n.Address == s.cfg.Address {
+		return ""
+	}
+	return n.Address
+}
+
+// stream is a looked-up stream with its decoded config.
+type stream struct {
+	*domain.Stream
+	cfg domain.StreamConfig
+}
+
+// lookup finds a live stream by name; an expired one counts as gone (the
+// retention sweep deletes it).
+func (s *Service) lookup(name string) (stream, error) {
+	v := s.cfg.Plane.View()
+	st, ok := v.StreamByName(name)
+	if !ok {
+		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", name)
+	}
+	cfg, err := domain.DecodeStreamConfig(st.Meta)
+	if err != nil {
+		return stream{}, err
+	}
+	if s.expired(cfg) {
+		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "stream expired: %s", name)
+	}
+	return stream{st, cfg}, nil
+}
+
+func (s *Service) expired(cfg domain.StreamConfig) bool {
+	return cfg.ExpiresAtMs != 0 && s.cfg.Now().UnixMilli() >= cfg.ExpiresAtMs
+}
+
+// open makes this process the stream's writer if it is not already. A
+// stream open on another live node is a redirect to it.
+func (s *Service) open(ctx context.Context, st stream) error {
+	err := s.cfg.Engine.Open(ctx, st.ID)
+	if err == nil {
+		return nil
+	}
+	return s.engineError(st, err)
+}
+
+// engineError maps an engine error on stream st to the service's errors.
+func (s *Service) engineError(st stream, err error) error {
+	var pe *engine.ProducerError
+	switch {
+	case errors.As(err, &pe) && errors.Is(err, engine.ErrProducerFenced):
+		return &ports.StreamError{Kind: ports.ErrProducerFenced, ProducerEpoch: pe.Epoch,
+			Message: "producer epoch is stale: the current epoch is " + itoa(pe.Epoch)}
+	case errors.As(err, &pe):
+		return &ports.StreamError{Kind: ports.ErrProducerGap, ExpectedSeq: pe.Expected, ReceivedSeq: pe.Received,
+			Message: "producer sequence gap: expected " + itoa(pe.Expected) + ", received " + itoa(pe.Received)}
+	case errors.Is(err, engine.ErrNotFound):
+		return ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", st.Name)
+	case errors.Is(err, engine.ErrNotOwner):
+		v := s.cfg.Plane.View()
+		if cur, ok := v.Stream(st.ID); ok {
+			if addr := s.ownerAddress(&v, cur); addr != "" {
+				return &ports.RedirectError{Address: addr}
+			}
+		}
+		return ports.Errorf(ports.ErrUnavailable, "stream %s is served by another node", st.Name)
+	case errors.Is(err, engine.ErrFenced), errors.Is(err, engine.ErrWALClosed), errors.Is(err, engine.ErrNotLocal):
+		return ports.Errorf(ports.ErrUnavailable, "this node no longer serves %s: %v", st.Name, err)
+	}
+	return err
+}

@@ -1,0 +1,284 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+func TestCreateIsIdempotentAndReportsConflicts(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	info, created, err := p.svc.Create(ctx, "/s", text(), recs("first"), false)
+	if err != nil || !created || info.Next != 1 {
+		t.Fatalf("create with a body: %+v created=%v %v", info, created, err)
+	}
+	info, created, err = p.svc.Create(ctx, "/s", domain.StreamConfig{ContentType: "TEXT/plain; charset=utf-8"}, recs("ignored"), false)
+	if err != nil || created || info.Next != 1 {
+		t.Fatalf("same config again: %+v created=%v %v (the body of a repeat is not appended)", info, created, err)
+	}
+	_, _, err = p.svc.Create(ctx, "/s", domain.StreamConfig{ContentType: "application/json"}, nil, false)
+	if se := streamErr(t, err, ports.ErrStreamConflict); !se.HasNext || se.Next != 1 {
+		t.Fatalf("conflict without the tail: %+v", se)
+	}
+	_, _, err = p.svc.Create(ctx, "/s", domain.StreamConfig{ContentType: "text/plain", TTLSec: 5}, nil, false)
+	streamErr(t, err, ports.ErrStreamConflict)
+	_, _, err = p.svc.Create(ctx, "/s", text(), nil, true)
+	streamErr(t, err, ports.ErrStreamConflict)
+}
+
+func TestAppendReadHeadAndLimits(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	if r := mustAppend(t, p, "/s", "a", "bb", "ccc"); r.First != 0 || r.Next != 3 || r.TimestampMs != p.clock.Now().UnixMilli() {
+		t.Fatalf("append: %+v", r)
+	}
+	p.clock.advance(time.Second)
+	if r := mustAppend(t, p, "/s", "d"); r.First != 3 || r.Next != 4 {
+		t.Fatalf("second append: %+v", r)
+	}
+	page, err := p.svc.Read(ctx, "/s", 1, ports.ReadLimits{Bytes: 3})
+	if err != nil || fmt.Sprint(bodies(page.Records)) != "[bb]" || page.From != 1 || page.Next != 2 || page.UpToDate {
+		t.Fatalf("3-byte read from 1: %+v %v", page, err)
+	}
+	page, err = p.svc.Read(ctx, "/s", 0, ports.ReadLimits{Count: 10})
+	if err != nil || len(page.Records) != 4 || !page.UpToDate || page.Tail != 4 || page.Closed {
+		t.Fatalf("full read: %+v %v", page, err)
+	}
+	if page.Records[0].TimestampMs >= page.Records[3].TimestampMs {
+		t.Fatalf("timestamps not increasing: %d then %d", page.Records[0].TimestampMs, page.Records[3].TimestampMs)
+	}
+	page, err = p.svc.Read(ctx, "/s", 0, ports.ReadLimits{Bytes: 1})
+	if err != nil || len(page.Records) != 1 {
+		t.Fatalf("a read returns at least one record: %+v %v", page, err)
+	}
+	_, err = p.svc.Read(ctx, "/s", 5, ports.ReadLimits{})
+	streamErr(t, err, ports.ErrBadRequest)
+	info, err := p.svc.Head(ctx, "/s")
+	if err != nil || info.Next != 4 || info.Start != 0 || info.Config.ContentType != "text/plain" {
+		t.Fatalf("head: %+v %v", info, err)
+	}
+	_, err = p.svc.Head(ctx, "/missing")
+	streamErr(t, err, ports.ErrStreamNotFound)
+	_, err = p.svc.Append(ctx, "/missing", ports.AppendRequest{Records: recs("x")})
+	streamErr(t, err, ports.ErrStreamNotFound)
+}
+
+func TestSealRefusesAppendsAndWakesReaders(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	mustAppend(t, p, "/s", "a")
+	page, err := p.svc.Read(ctx, "/s", 1, ports.ReadLimits{})
+	if err != nil || len(page.Records) != 0 || page.Closed {
+		t.Fatalf("caught-up read: %+v %v", page, err)
+	}
+	r, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("last"), Close: true})
+	if err != nil || !r.Closed || r.Next != 2 {
+		t.Fatalf("append and close: %+v %v", r, err)
+	}
+	select {
+	case <-page.Changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a waiting reader was not woken by the closing append")
+	}
+	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("late")})
+	if se := streamErr(t, err, ports.ErrStreamClosed); se.Next != 2 || !se.Closed {
+		t.Fatalf("append after close: %+v", se)
+	}
+	if r, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Close: true}); err != nil || !r.Closed || r.Next != 2 {
+		t.Fatalf("closing again is idempotent: %+v %v", r, err)
+	}
+	page, err = p.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
+	if err != nil || !page.Closed || fmt.Sprint(bodies(page.Records)) != "[a last]" {
+		t.Fatalf("read of a closed stream: %+v %v", page, err)
+	}
+	if info, _ := p.svc.Head(ctx, "/s"); !info.Closed {
+		t.Fatal("head does not report the seal")
+	}
+	v := p.plane.View()
+	if st, _ := v.StreamByName("/s"); !st.Sealed {
+		t.Fatal("the seal is not in the metadata")
+	}
+}
+
+func TestBareCloseWakesAWaitingReader(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	page, _ := p.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
+	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Close: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-page.Changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close without records did not wake the reader")
+	}
+	if page, _ := p.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); !page.Closed {
+		t.Fatal("closed empty stream not reported closed")
+	}
+}
+
+func TestConditionalAndProducerAppends(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	mustAppend(t, p, "/s", "a")
+	wrong, right := uint64(0), uint64(1)
+	_, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("b"), MatchNext: &wrong})
+	if se := streamErr(t, err, ports.ErrMatchFailed); se.Next != 1 {
+		t.Fatalf("match failure reports next %d", se.Next)
+	}
+	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("b"), MatchNext: &right}); err != nil {
+		t.Fatal(err)
+	}
+	stamp := func(epoch, seq uint64) *domain.ProducerStamp {
+		return &domain.ProducerStamp{ID: "p", Epoch: epoch, Seq: seq}
+	}
+	r, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("c"), Producer: stamp(1, 0)})
+	if err != nil || r.Duplicate || r.First != 2 {
+		t.Fatalf("first producer append: %+v %v", r, err)
+	}
+	r, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("c"), Producer: stamp(1, 0)})
+	if err != nil || !r.Duplicate || r.First != 2 || r.ProducerSeq != 0 {
+		t.Fatalf("repeat: %+v %v", r, err)
+	}
+	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("e"), Producer: stamp(1, 5)})
+	if se := streamErr(t, err, ports.ErrProducerGap); se.ExpectedSeq != 1 || se.ReceivedSeq != 5 {
+		t.Fatalf("gap: %+v", se)
+	}
+	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("f"), Producer: stamp(2, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("g"), Producer: stamp(1, 1)})
+	if se := streamErr(t, err, ports.ErrProducerFenced); se.ProducerEpoch != 2 {
+		t.Fatalf("fenced: %+v", se)
+	}
+	page, _ := p.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
+	if fmt.Sprint(bodies(page.Records)) != "[a b c f]" {
+		t.Fatalf("stream holds %v", bodies(page.Records))
+	}
+}
+
+func TestProducerCloseReplayIsAcknowledged(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	req := ports.AppendRequest{Records: recs("x"), Producer: &domain.ProducerStamp{ID: "p", Epoch: 1}, Close: true}
+	if _, err := p.svc.Append(ctx, "/s", req); err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.svc.Append(ctx, "/s", req)
+	if err != nil || !r.Duplicate || !r.Closed {
+		t.Fatalf("replayed closing append: %+v %v", r, err)
+	}
+}
+
+func TestTrimListAndDelete(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	for _, n := range []string{"/a/1", "/a/2", "/a/3", "/b/1"} {
+		mustCreate(t, p, n)
+	}
+	mustAppend(t, p, "/a/1", "0", "1", "2", "3")
+	start, err := p.svc.Trim(ctx, "/a/1", 2)
+	if err != nil || start != 2 {
+		t.Fatalf("trim to 2: start %d %v", start, err)
+	}
+	if start, _ := p.svc.Trim(ctx, "/a/1", 99); start != 4 {
+		t.Fatalf("trim past the tail is clamped to it: %d", start)
+	}
+	page, err := p.svc.Read(ctx, "/a/1", 0, ports.ReadLimits{})
+	if err != nil || page.From != 4 || len(page.Records) != 0 {
+		t.Fatalf("read below the start: %+v %v", page, err)
+	}
+	list, err := p.svc.List(ctx, "/a/", "/a/1", 1)
+	if err != nil || len(list.Streams) != 1 || list.Streams[0].Name != "/a/2" || !list.HasMore {
+		t.Fatalf("list page: %+v %v", list, err)
+	}
+	list, _ = p.svc.List(ctx, "/a/", "/a/2", 10)
+	if len(list.Streams) != 1 || list.Streams[0].Name != "/a/3" || list.HasMore {
+		t.Fatalf("last page: %+v", list)
+	}
+	reader, _ := p.svc.Read(ctx, "/a/2", 0, ports.ReadLimits{})
+	if err := p.svc.Delete(ctx, "/a/2"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reader.Changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("delete did not wake a waiting reader")
+	}
+	streamErr(t, p.svc.Delete(ctx, "/a/2"), ports.ErrStreamNotFound)
+	if _, created, err := p.svc.Create(ctx, "/a/2", domain.StreamConfig{ContentType: "application/json"}, nil, false); err != nil || !created {
+		t.Fatalf("name not reusable after delete: %v %v", created, err)
+	}
+}
+
+func TestRetentionTrimsOldRecordsAndExpiryDeletes(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	if _, _, err := p.svc.Create(ctx, "/ttl", domain.StreamConfig{ContentType: "text/plain", TTLSec: 60}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, p, "/ttl", "old1", "old2")
+	p.clock.advance(45 * time.Second)
+	mustAppend(t, p, "/ttl", "young")
+	p.clock.advance(30 * time.Second) // old ones are 75 s old, the young one 30 s
+	p.svc.sweepLocal(ctx)
+	page, err := p.svc.Read(ctx, "/ttl", 0, ports.ReadLimits{})
+	if err != nil || page.From != 2 || fmt.Sprint(bodies(page.Records)) != "[young]" {
+		t.Fatalf("after retention: %+v %v", page, err)
+	}
+	expires := p.clock.Now().Add(10 * time.Second).UnixMilli()
+	if _, _, err := p.svc.Create(ctx, "/exp", domain.StreamConfig{ContentType: "text/plain", ExpiresAtMs: expires}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.advance(11 * time.Second)
+	_, err = p.svc.Head(ctx, "/exp")
+	streamErr(t, err, ports.ErrStreamNotFound)
+	p.svc.sweepLocal(ctx)
+	v := p.plane.View()
+	if _, ok := v.StreamByName("/exp"); ok {
+		t.Fatal("expired stream not deleted by the sweep")
+	}
+}
+
+func TestRoutingAndRevivalAcrossNodes(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	b := start(t, log, store, 2, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	mustAppend(t, a, "/s", "a")
+	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	if addr, _ := b.svc.Route("/s"); addr != "http://node1" {
+		t.Fatalf("node 2 routes /s to %q, want node 1", addr)
+	}
+	if addr, _ := a.svc.Route("/s"); addr != "" {
+		t.Fatalf("the owner routes /s to %q", addr)
+	}
+	_, err := b.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("b")})
+	var re *ports.RedirectError
+	if !errors.As(err, &re) || re.Address != "http://node1" {
+		t.Fatalf("append on a non-owner: %v, want a redirect", err)
+	}
+	st, _ := a.svc.lookup("/s")
+	if err := a.engine.Close(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	if addr, _ := b.svc.Route("/s"); addr != "" {
+		t.Fatalf("a closed stream routes to %q, want here", addr)
+	}
+	if r := mustAppend(t, b, "/s", "b"); r.First != 1 {
+		t.Fatalf("revived append: %+v", r)
+	}
+	page, _ := b.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
+	if fmt.Sprint(bodies(page.Records)) != "[a b]" {
+		t.Fatalf("revived stream holds %v", bodies(page.Records))
+	}
+}

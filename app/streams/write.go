@@ -1,0 +1,179 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Create makes a stream, idempotently (see ports.Streams).
+func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConfig, initial []domain.Record, close bool) (ports.StreamInfo, bool, error) {
+	if cfg.ContentType == "" {
+		cfg.ContentType = domain.DefaultContentType
+	}
+	for range 3 { // a lost race for the name is settled by reading the winner
+		if st, err := s.lookup(name); err == nil {
+			info, err := s.existing(ctx, st, cfg, close)
+			return info, false, err
+		} else if !errors.Is(err, ports.ErrStreamNotFound) {
+			return ports.StreamInfo{}, false, err
+		}
+		r, err := s.cfg.Plane.ProposeOne(ctx, &domain.CreateStream{By: s.cfg.By, Name: name,
+			Meta: domain.EncodeStreamConfig(cfg), Open: true, NowMs: s.cfg.Now().UnixMilli()})
+		if err != nil {
+			return ports.StreamInfo{}, false, err
+		}
+		switch r.Code {
+		case domain.ResultOK:
+			info, err := s.populate(ctx, name, r.Value, initial, close)
+			return info, err == nil, err
+		case domain.ResultExists:
+			if err := s.dropExpired(ctx, name); err != nil {
+				return ports.StreamInfo{}, false, err
+			}
+			continue
+		default:
+			return ports.StreamInfo{}, false, ports.Errorf(ports.ErrBadRequest, "cannot create %s: %s", name, r.Reason)
+		}
+	}
+	return ports.StreamInfo{}, false, ports.Errorf(ports.ErrUnavailable, "stream %s is being created and deleted concurrently", name)
+}
+
+// existing answers a create of a stream that exists: equal config is
+// success, anything else a conflict.
+func (s *Service) existing(ctx context.Context, st stream, cfg domain.StreamConfig, close bool) (ports.StreamInfo, error) {
+	info, err := s.head(ctx, st)
+	if err != nil {
+		return info, err
+	}
+	conflict := func(msg string) error {
+		return &ports.StreamError{Kind: ports.ErrStreamConflict, Message: msg, Next: info.Next, HasNext: true, Closed: info.Closed}
+	}
+	switch {
+	case !domain.SameContentType(st.cfg.ContentType, cfg.ContentType):
+		return info, conflict("stream exists with content type " + st.cfg.ContentType)
+	case st.cfg.TTLSec != cfg.TTLSec || st.cfg.ExpiresAtMs != cfg.ExpiresAtMs:
+		return info, conflict("stream exists with a different TTL or expiry")
+	case info.Closed != close:
+		return info, conflict(fmt.Sprintf("stream exists with closed=%v", info.Closed))
+	}
+	return info, nil
+}
+
+// populate opens a stream this node just created and writes its initial
+// records (and seal).
+func (s *Service) populate(ctx context.Context, name string, id uint64, initial []domain.Record, close bool) (ports.StreamInfo, error) {
+	st, err := s.lookup(name)
+	if err != nil {
+		return ports.StreamInfo{}, err
+	}
+	if st.ID != id {
+		return ports.StreamInfo{}, ports.Errorf(ports.ErrUnavailable, "stream %s was replaced while being created", name)
+	}
+	if err := s.open(ctx, st); err != nil {
+		return ports.StreamInfo{}, err
+	}
+	if len(initial) > 0 || close {
+		if _, err := s.cfg.Engine.AppendWith(ctx, id, initial, engine.AppendOptions{Seal: close}); err != nil {
+			return ports.StreamInfo{}, s.engineError(st, err)
+		}
+	}
+	st, err = s.lookup(name)
+	if err != nil {
+		return ports.StreamInfo{}, err
+	}
+	return s.head(ctx, st)
+}
+
+// Append writes records; see ports.Streams.
+func (s *Service) Append(ctx context.Context, name string, req ports.AppendRequest) (ports.AppendResult, error) {
+	st, err := s.lookup(name)
+	if err != nil {
+		return ports.AppendResult{}, err
+	}
+	if err := s.open(ctx, st); err != nil {
+		return ports.AppendResult{}, err
+	}
+	res, err := s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
+		engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close})
+	switch {
+	case errors.Is(err, engine.ErrSealed):
+		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed",
+			Next: res.Next, HasNext: true, Closed: true}
+	case errors.Is(err, engine.ErrMatchFailed):
+		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrMatchFailed, Next: res.Next, HasNext: true,
+			Message: fmt.Sprintf("match failed: expected tail %d, actual %d", *req.MatchNext, res.Next)}
+	case err != nil:
+		return ports.AppendResult{}, s.engineError(st, err)
+	}
+	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
+		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close}
+	if res.Duplicate {
+		out.Closed = s.sealed(st.ID)
+	}
+	return out, nil
+}
+
+// Trim drops records below seq; see ports.Streams.
+func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, error) {
+	st, err := s.lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.open(ctx, st); err != nil {
+		return 0, err
+	}
+	start, err := s.cfg.Engine.Trim(ctx, st.ID, seq)
+	if err != nil {
+		return 0, s.engineError(st, err)
+	}
+	return start, nil
+}
+
+// Delete removes a stream; see ports.Streams.
+func (s *Service) Delete(ctx context.Context, name string) error {
+	st, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	return s.delete(ctx, st)
+}
+
+func (s *Service) delete(ctx context.Context, st stream) error {
+	if err := s.cfg.Engine.Delete(ctx, st.ID); err != nil {
+		return s.engineError(st, err)
+	}
+	return nil
+}
+
+// dropExpired deletes name if it exists and has expired, so its name can
+// be created again.
+func (s *Service) dropExpired(ctx context.Context, name string) error {
+	v := s.cfg.Plane.View()
+	st, ok := v.StreamByName(name)
+	if !ok {
+		return nil
+	}
+	cfg, err := domain.DecodeStreamConfig(st.Meta)
+	if err != nil || !s.expired(cfg) {
+		return err
+	}
+	err = s.delete(ctx, stream{st, cfg})
+	if errors.Is(err, ports.ErrStreamNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (s *Service) sealed(id uint64) bool {
+	v := s.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	return ok && st.Sealed
+}
+
+func itoa(v uint64) string { return strconv.FormatUint(v, 10) }

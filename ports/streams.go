@@ -91,7 +91,8 @@ type AppendResult struct {
 	First, Next uint64
 	TimestampMs int64
 	// Duplicate: an idempotent producer's repeat, acknowledged without
-	// writing; First/Next are those of the original append.
+	// writing; First/Next are those of the original append (Next may lag
+	// the tail).
 	Duplicate bool
 	// ProducerSeq echoes the producer's last accepted sequence.
 	ProducerSeq uint64
@@ -108,13 +109,15 @@ type ReadResult struct {
 	Tail     uint64
 	UpToDate bool
 	Closed   bool
+	// Config is the stream's configuration (its content type for raw reads).
+	Config domain.StreamConfig
 	// Changed is closed when the stream next changes (a durable append, a
 	// close or a delete): a long-poll waits on it and reads again.
 	Changed <-chan struct{}
 }
 
-// ReadLimits bound a read: at most Count records (0: no count limit) and
-// about Bytes of bodies (at least one record is always returned).
+// ReadLimits bound a read: at most Count records and about Bytes of bodies
+// (0: no limit of that kind; at least one record is always returned).
 type ReadLimits struct {
 	Count int
 	Bytes int

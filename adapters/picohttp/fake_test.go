@@ -210,7 +210,7 @@ func (f *fakeStreams) Read(_ context.Context, name string, from uint64, lim port
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "offset %d is beyond the tail %d", from, st.next())
 	}
 	from = max(from, st.start)
-	res := ports.ReadResult{From: from, Next: from, Tail: st.next(), Closed: st.closed, Changed: st.changed}
+	res := ports.ReadResult{From: from, Next: from, Tail: st.next(), Closed: st.closed, Config: st.cfg, Changed: st.changed}
 	size := 0
 	for i := from; i < st.next(); i++ {
 		r := st.records[i]

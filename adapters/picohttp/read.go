@@ -100,40 +100,36 @@ func (s *server) read(c echo.Context, name string) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	var contentType string
-	if rr.fromNow || (rr.format == formatRaw && rr.live != liveSSE) {
+	if rr.fromNow {
 		info, err := s.streams.Head(ctx, name)
 		if err != nil {
 			return err
 		}
-		if rr.fromNow {
-			rr.from = info.Next
-		}
-		contentType = info.Config.ContentType
+		rr.from = info.Next
 	}
 	if rr.live == liveSSE {
 		return s.streamEvents(c, name, rr)
 	}
 	read := func() (ports.ReadResult, error) { return s.streams.Read(ctx, name, rr.from, rr.limits) }
 	if rr.live == liveLongPoll {
-		return s.longPoll(c, name, rr.format, contentType, read)
+		return s.longPoll(c, name, rr.format, read)
 	}
 	res, err := read()
 	if err != nil {
 		return err
 	}
-	return writePage(c, name, rr.format, contentType, res)
+	return writePage(c, name, rr.format, res)
 }
 
 // longPoll answers with records as soon as there are some, or 204 when the
 // wait ends at the tail.
-func (s *server) longPoll(c echo.Context, name, format, contentType string, read func() (ports.ReadResult, error)) error {
+func (s *server) longPoll(c echo.Context, name, format string, read func() (ports.ReadResult, error)) error {
 	res, err := awaitRecords(c.Request().Context(), s.cfg.Done, s.cfg.LongPollTimeout, read)
 	if err != nil {
 		return err
 	}
 	if len(res.Records) > 0 || !res.UpToDate {
-		return writePage(c, name, format, contentType, res)
+		return writePage(c, name, format, res)
 	}
 	h := c.Response().Header()
 	setUint(h, headerNextSeq, res.Next)
@@ -147,7 +143,7 @@ func (s *server) longPoll(c echo.Context, name, format, contentType string, read
 }
 
 // writePage answers a read with one page of records.
-func writePage(c echo.Context, name, format, contentType string, res ports.ReadResult) error {
+func writePage(c echo.Context, name, format string, res ports.ReadResult) error {
 	h := c.Response().Header()
 	closedAtTail := res.Closed && res.UpToDate
 	setUint(h, headerNextSeq, res.Next)
@@ -169,7 +165,7 @@ func writePage(c echo.Context, name, format, contentType string, res ports.ReadR
 	if etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	body, mediaType := encodePage(format, contentType, res)
+	body, mediaType := encodePage(format, res)
 	return c.Blob(http.StatusOK, mediaType, body)
 }
 
@@ -200,11 +196,12 @@ func etagMatches(ifNoneMatch, tag string) bool {
 	return false
 }
 
-func encodePage(format, contentType string, res ports.ReadResult) ([]byte, string) {
+func encodePage(format string, res ports.ReadResult) ([]byte, string) {
 	switch format {
 	case formatBinary:
 		return domain.EncodeBatchResponse(seqRecords(res)), domain.BatchContentType
 	case formatRaw:
+		contentType := res.Config.ContentType
 		if contentType == "" {
 			contentType = domain.DefaultContentType
 		}

@@ -37,7 +37,7 @@ func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.
 	}
 	next := page.From + uint64(len(recs))
 	res := ports.ReadResult{Records: recs, From: page.From, Next: next, Tail: page.Confirmed,
-		UpToDate: next >= page.Confirmed, Changed: page.Changed}
+		UpToDate: next >= page.Confirmed, Config: st.cfg, Changed: page.Changed}
 	res.Closed = res.UpToDate && s.sealed(st.ID)
 	return res, nil
 }

@@ -16,8 +16,28 @@ func TestServeFlagsTakeEnvUnlessGiven(t *testing.T) {
 	if f.nodeID != 3 || f.metaURL != "sqlite::memory:" {
 		t.Fatalf("node-id %d meta-url %q: want the flag (3) and the env value", f.nodeID, f.metaURL)
 	}
-	if f.httpAddress != "http://127.0.0.1:4437" {
-		t.Fatalf("http-address %q, want derived from --listen", f.httpAddress)
+	if f.httpAddress != "" || f.listen != "127.0.0.1:4437" {
+		t.Fatalf("http-address %q listen %q: want no address given (derived from the bound listener) on the default port", f.httpAddress, f.listen)
+	}
+}
+
+func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
+	for _, args := range [][]string{
+		{"--protocol", "grpc"},
+		{"--routing", "anycast"},
+		{"--auth", "maybe"},
+		{"--listen", "0.0.0.0:4437"},
+		{"--max-body-size", "0"},
+	} {
+		if _, err := parseServe(args); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	if _, err := parseServe([]string{"--listen", "0.0.0.0:4437", "--insecure-allow-remote"}); err != nil {
+		t.Fatalf("a remote listener with the explicit opt-out: %v", err)
+	}
+	if _, err := parseServe([]string{"--listen", "[::1]:0"}); err != nil {
+		t.Fatalf("IPv6 loopback: %v", err)
 	}
 }
 

@@ -7,10 +7,27 @@ import (
 	"os"
 )
 
-const usage = `usage: pico <command> [flags]
+const usage = `usage: pico [global flags] <command> [flags]
 
 commands:
   serve    run a node (see pico serve -h)
+  create   create a stream
+  append   append stdin's lines to a stream
+  read     print a stream's records
+  tail     print the last records, -f to follow
+  head     print a stream's offsets and settings
+  ls       list streams
+  trim     drop the records before a seq
+  close    close a stream to appends
+  delete   delete a stream
+  config   manage saved profiles (set, get, ls, rm, use, path)
+  help     this text; help <command> for its flags
+
+global flags, before or after the command (flag, then env, then profile):
+  --endpoint URL       PICO_ENDPOINT (default http://127.0.0.1:4437)
+  --protocol pico|ds   PICO_PROTOCOL (default pico)
+  --http2              PICO_HTTP2
+  --profile NAME       PICO_PROFILE
 `
 
 func main() {
@@ -22,12 +39,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
-	case "-h", "--help", "help":
-		fmt.Fprint(os.Stderr, usage)
-		return
 	default:
-		fmt.Fprintf(os.Stderr, "pico: unknown command %q\n%s", os.Args[1], usage)
-		os.Exit(2)
+		os.Exit(clientMain(os.Args[1:]))
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pico %s: %v\n", os.Args[1], err)

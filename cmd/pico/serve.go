@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/adminhttp"
+	"github.com/picomq/pico/adapters/picohttp"
 	"github.com/picomq/pico/adapters/sqllog"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/domain"
@@ -38,6 +39,15 @@ type serveFlags struct {
 	uploadMs    uint
 	drainSec    uint
 	logLevel    string
+	clusterID   string
+	protocol    string
+	routing     string
+	longPollSec uint
+	sseMaxSec   uint
+	maxBody     uint64
+	maxChunk    uint64
+	auth        string
+	allowRemote bool
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -59,17 +69,51 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
+	fs.StringVar(&f.protocol, "protocol", "pico", "wire protocol of the listener: pico (ds arrives with the Durable Streams listener)")
+	fs.StringVar(&f.routing, "routing", "redirect", "redirect: answer 307 to a stream's owner; local: serve every request here")
+	fs.UintVar(&f.longPollSec, "long-poll-timeout-sec", 25, "how long a long-poll read waits for new records")
+	fs.UintVar(&f.sseMaxSec, "sse-max-duration-sec", 55, "how long one SSE response lasts before the client reconnects")
+	fs.Uint64Var(&f.maxBody, "max-body-size", 8<<20, "largest request body in bytes (larger gets 413)")
+	fs.Uint64Var(&f.maxChunk, "max-chunk-size", 64<<10, "bytes of records one read returns when the reader sets no limit")
+	fs.StringVar(&f.auth, "auth", "off", "off (authentication is not implemented yet)")
+	fs.BoolVar(&f.allowRemote, "insecure-allow-remote", false, "allow --auth off on a non-loopback --listen address")
 	fs.Usage = usageWithEnv(fs, "pico serve [flags]")
 	if err := parseWithEnv(fs, args); err != nil {
 		return nil, err
 	}
-	if f.nodeID == 0 || f.nodeID > 1<<31 {
-		return nil, fmt.Errorf("--node-id must be between 1 and %d", 1<<31)
+	return f, f.validate()
+}
+
+func (f *serveFlags) validate() error {
+	switch {
+	case f.nodeID == 0 || f.nodeID > 1<<31:
+		return fmt.Errorf("--node-id must be between 1 and %d", 1<<31)
+	case f.protocol != "pico":
+		return fmt.Errorf("--protocol %q: only pico is served so far", f.protocol)
+	case f.routing != "redirect" && f.routing != "local":
+		return fmt.Errorf("--routing %q: want redirect or local", f.routing)
+	case f.auth != "off":
+		return fmt.Errorf("--auth %q: only off is implemented so far", f.auth)
+	case !f.allowRemote && !isLoopback(f.listen):
+		return fmt.Errorf("--listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.listen)
+	case f.maxBody == 0 || f.maxChunk == 0:
+		return errors.New("--max-body-size and --max-chunk-size must be positive")
 	}
-	if f.httpAddress == "" {
-		f.httpAddress = "http://" + f.listen
+	return nil
+}
+
+// isLoopback reports whether a listen address binds only loopback.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
 	}
-	return f, nil
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func serve(args []string) error {
@@ -91,52 +135,93 @@ func serve(args []string) error {
 		return err
 	}
 	defer log.Close()
-	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress,
+	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger}
 	if err := f.storageConfig(ctx, &cfg); err != nil {
 		return err
+	}
+	// The protocol port is bound before the node registers, so the address
+	// it advertises is the real one even for --listen HOST:0.
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listener: %w", err)
+	}
+	defer ln.Close()
+	if cfg.Address == "" {
+		cfg.Address = "http://" + ln.Addr().String()
 	}
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer n.Close()
+	defer n.Close() // last: the WAL makes every buffered append durable
+	done := make(chan struct{})
+	pico := &http.Server{Handler: picohttp.New(f.picoConfig(n, done, logger)), ReadHeaderTimeout: 10 * time.Second,
+		Protocols: serverProtocols()}
+	go serveOn(pico, ln, "protocol", logger)
 	var admin *http.Server
+	adminAt := "off"
 	if !f.noAdmin {
-		if admin, err = listenAdmin(f.adminListen, n, logger); err != nil {
+		if admin, adminAt, err = listenAdmin(f.adminListen, n, logger); err != nil {
 			return err
 		}
 	}
-	logger.Info("pico node serving", "node", f.nodeID, "epoch", n.Epoch(), "meta", redactURL(f.metaURL),
-		"storage", f.storage, "admin", adminURL(f), "note", "the stream protocol listener is not implemented yet")
+	fmt.Printf("serving on http://%s (advertised as %s)\nadmin on %s\n", ln.Addr(), cfg.Address, adminAt)
+	logger.Info("pico node serving", "node", f.nodeID, "epoch", n.Epoch(), "cluster", f.clusterID,
+		"meta", redactURL(f.metaURL), "storage", f.storage)
 	<-ctx.Done()
-	return shutdown(n, admin, time.Duration(f.drainSec)*time.Second, logger)
+	return shutdown(n, pico, admin, done, time.Duration(f.drainSec)*time.Second, logger)
 }
 
-func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, error) {
+func (f *serveFlags) picoConfig(n *node.Node, done <-chan struct{}, logger *slog.Logger) picohttp.Config {
+	return picohttp.Config{Streams: n.Streams(), Routing: f.routing,
+		LongPollTimeout: time.Duration(f.longPollSec) * time.Second,
+		SSEMaxDuration:  time.Duration(f.sseMaxSec) * time.Second,
+		MaxBodyBytes:    int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger}
+}
+
+// serverProtocols serves HTTP/1.1 and, on the same port, HTTP/2 without TLS
+// (h2c with prior knowledge).
+func serverProtocols() *http.Protocols {
+	p := &http.Protocols{}
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
+func serveOn(srv *http.Server, ln net.Listener, what string, logger *slog.Logger) {
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error(what+" listener stopped", "err", err)
+	}
+}
+
+func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("admin listener: %w", err)
+		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
-	srv := &http.Server{Handler: adminhttp.New(n), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("admin listener stopped", "err", err)
-		}
-	}()
-	return srv, nil
+	srv := &http.Server{Handler: adminhttp.New(n, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
+	go serveOn(srv, ln, "admin", logger)
+	return srv, "http://" + ln.Addr().String(), nil
 }
 
-// shutdown drains (not ready, still serving), then stops the listeners.
-func shutdown(n *node.Node, admin *http.Server, drain time.Duration, logger *slog.Logger) error {
+// shutdown drains (not ready, still serving), ends long-polls and SSE
+// responses, stops the listeners once in-flight requests finish, and
+// returns; the caller then closes the node, whose WAL makes every buffered
+// append durable.
+func shutdown(n *node.Node, pico, admin *http.Server, done chan struct{}, drain time.Duration, logger *slog.Logger) error {
 	n.Drain()
 	if drain > 0 {
 		logger.Info("draining before shutdown", "for", drain)
 		time.Sleep(drain)
 	}
+	close(done)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pico.Shutdown(ctx); err != nil {
+		logger.Warn("protocol listener did not stop cleanly", "err", err)
+	}
 	if admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
 		_ = admin.Shutdown(ctx)
 	}
 	logger.Info("pico node stopped")
@@ -161,13 +246,6 @@ func newLogger(level string) (*slog.Logger, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 	slog.SetDefault(logger)
 	return logger, nil
-}
-
-func adminURL(f *serveFlags) string {
-	if f.noAdmin {
-		return "off"
-	}
-	return "http://" + f.adminListen
 }
 
 // redactURL hides a password in a database URL before it is logged.

@@ -1,0 +1,119 @@
+package picoclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/picomq/pico/domain"
+)
+
+// AppendOptions qualify an append.
+type AppendOptions struct {
+	// ContentType goes with a single record sent as a raw body; batches
+	// carry their own media type.
+	ContentType string
+	// Producer makes the append idempotent: the server applies each
+	// (id, epoch, seq) once.
+	Producer *domain.ProducerStamp
+	// MatchSeq applies the append only if the stream's tail is this seq
+	// (else a 412 *APIError).
+	MatchSeq *uint64
+	// Close closes the stream after the records; with no records it only
+	// closes.
+	Close bool
+}
+
+// AppendResult is the server's acknowledgement.
+type AppendResult struct {
+	Start, Next uint64 // seqs of the first appended record and of the tail after it
+	TimestampMs int64  // the server's timestamp of the appended records
+	Applied     bool   // false when nothing was written: a duplicate or a close only
+	Closed      bool
+}
+
+// Append appends records as one atomic request. A single record without
+// headers travels as the raw body; anything else as a binary batch.
+func (c *Client) Append(ctx context.Context, name string, records []domain.Record, opts AppendOptions) (AppendResult, error) {
+	if len(records) == 0 && !opts.Close {
+		return AppendResult{}, errors.New("append: no records")
+	}
+	req := request{method: http.MethodPost, name: name, header: appendHeader(opts)}
+	switch {
+	case len(records) == 0:
+	case isRawRecord(records):
+		req.body = records[0].Body
+		if opts.ContentType != "" {
+			req.header.Set("Content-Type", opts.ContentType)
+		}
+	default:
+		req.body = domain.EncodeBatch(records)
+		req.header.Set("Content-Type", domain.BatchContentType)
+	}
+	resp, err := c.do(ctx, req)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return appendResult(resp.header)
+}
+
+// isRawRecord reports whether records can go as a plain body: one record,
+// no headers, and not empty (an empty body would read as "close only").
+func isRawRecord(records []domain.Record) bool {
+	return len(records) == 1 && len(records[0].Headers) == 0 && len(records[0].Body) > 0
+}
+
+func appendHeader(opts AppendOptions) http.Header {
+	h := http.Header{}
+	if p := opts.Producer; p != nil {
+		h.Set(hdrProducerID, p.ID)
+		h.Set(hdrProducerEpoch, formatUint(p.Epoch))
+		h.Set(hdrProducerSeq, formatUint(p.Seq))
+	}
+	if opts.MatchSeq != nil {
+		h.Set(hdrMatchSeq, formatUint(*opts.MatchSeq))
+	}
+	if opts.Close {
+		h.Set(hdrClosed, "true")
+	}
+	return h
+}
+
+func appendResult(h http.Header) (AppendResult, error) {
+	r := AppendResult{Closed: headerTrue(h, hdrClosed)}
+	var err error
+	if r.Start, r.Applied, err = headerUint(h, hdrStartSeq); err != nil {
+		return AppendResult{}, err
+	}
+	if r.Next, _, err = headerUint(h, hdrNextSeq); err != nil {
+		return AppendResult{}, err
+	}
+	if v := h.Get(hdrTimestamp); v != "" {
+		if r.TimestampMs, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return AppendResult{}, errors.New("response header " + hdrTimestamp + ": not a number")
+		}
+	}
+	return r, nil
+}
+
+// Close closes the stream; closing a closed stream succeeds.
+func (c *Client) Close(ctx context.Context, name string) (AppendResult, error) {
+	return c.Append(ctx, name, nil, AppendOptions{Close: true})
+}
+
+// Trim drops the records before seq and returns the stream's new start,
+// which the server may clamp (it never trims records not yet committed).
+func (c *Client) Trim(ctx context.Context, name string, seq uint64) (uint64, error) {
+	h := http.Header{}
+	h.Set(hdrTrimSeq, formatUint(seq))
+	resp, err := c.do(ctx, request{method: http.MethodPost, name: name, header: h})
+	if err != nil {
+		return 0, err
+	}
+	start, ok, err := headerUint(resp.header, hdrStartSeq)
+	if err == nil && !ok {
+		err = errors.New("trim response has no " + hdrStartSeq)
+	}
+	return start, err
+}

@@ -1,0 +1,82 @@
+package picoclient
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/picomq/pico/domain"
+)
+
+// ReadOptions choose where a read starts and how much it returns.
+type ReadOptions struct {
+	Seq      uint64 // first seq to read
+	Now      bool   // start at the tail instead of Seq
+	Count    int    // record cap; 0: none
+	Bytes    int    // byte cap; 0: the server's default
+	LongPoll bool   // wait for records when at the tail
+}
+
+// Page is one read's records and where the next read starts.
+type Page struct {
+	Records  []domain.SeqRecord
+	Next     uint64 // seq to read from next
+	UpToDate bool   // the page reached the tail
+	Closed   bool   // the stream is closed and the page reached the tail
+}
+
+// readLimits bound a decoded page. The body cap bounds it already; these
+// keep a hostile count from sizing allocations.
+var readLimits = domain.BatchLimits{MaxRecords: maxResponseBytes / 24, MaxHeaders: 1 << 16}
+
+// Read returns one page of records. A long-poll that times out returns an
+// empty page that is up to date.
+func (c *Client) Read(ctx context.Context, name string, opts ReadOptions) (Page, error) {
+	resp, err := c.do(ctx, request{method: http.MethodGet, name: name, query: readQuery(opts)})
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{UpToDate: headerTrue(resp.header, hdrUpToDate), Closed: headerTrue(resp.header, hdrClosed)}
+	if page.Next, _, err = headerUint(resp.header, hdrNextSeq); err != nil {
+		return Page{}, err
+	}
+	if resp.status == http.StatusNoContent || len(resp.body) == 0 {
+		return page, nil
+	}
+	if page.Records, err = decodePage(resp); err != nil {
+		return Page{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	return page, nil
+}
+
+func readQuery(opts ReadOptions) url.Values {
+	q := url.Values{"format": {"binary"}}
+	if opts.Now {
+		q.Set("seq", "now")
+	} else {
+		q.Set("seq", formatUint(opts.Seq))
+	}
+	if opts.Count > 0 {
+		q.Set("count", strconv.Itoa(opts.Count))
+	}
+	if opts.Bytes > 0 {
+		q.Set("bytes", strconv.Itoa(opts.Bytes))
+	}
+	if opts.LongPoll {
+		q.Set("live", "long-poll")
+	}
+	return q
+}
+
+// decodePage decodes the binary page asked for; a server that answers JSON
+// anyway is understood too.
+func decodePage(resp *response) ([]domain.SeqRecord, error) {
+	mt, _, _ := mime.ParseMediaType(resp.header.Get("Content-Type"))
+	if mt == "application/json" {
+		return domain.DecodeJSONRecords(resp.body, readLimits)
+	}
+	return domain.DecodeBatchResponse(resp.body, readLimits)
+}

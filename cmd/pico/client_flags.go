@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/picomq/pico/adapters/picoclient"
+)
+
+const defaultEndpoint = "http://127.0.0.1:4437"
+
+// defaults is the last layer of the settings, under flags, env and profile.
+var defaults = profile{Endpoint: defaultEndpoint, Protocol: "pico", HTTP2: new(false)}
+
+// globalFlags are the flags every client verb takes, before or after it.
+type globalFlags struct {
+	endpoint, protocol, profile string
+	http2                       bool
+}
+
+// globalEnv names each global flag's environment variable.
+var globalEnv = map[string]string{
+	"endpoint": "PICO_ENDPOINT", "protocol": "PICO_PROTOCOL", "http2": "PICO_HTTP2", "profile": "PICO_PROFILE",
+}
+
+func (g *globalFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.endpoint, "endpoint", defaultEndpoint, "server URL")
+	fs.StringVar(&g.protocol, "protocol", "pico", "client wire protocol: pico or ds")
+	fs.BoolVar(&g.http2, "http2", false, "speak HTTP/2 (h2c to http:// endpoints)")
+	fs.StringVar(&g.profile, "profile", "", "saved profile to use (see pico config)")
+}
+
+// command is a verb's flag set: its own flags plus the global ones.
+type command struct {
+	fs       *flag.FlagSet
+	synopsis string
+	globals  globalFlags
+}
+
+func newCommand(name, synopsis string) *command {
+	c := &command{fs: flag.NewFlagSet(name, flag.ContinueOnError), synopsis: synopsis}
+	c.fs.SetOutput(io.Discard)
+	c.globals.register(c.fs)
+	return c
+}
+
+// parse parses flags wherever they appear among args and returns the
+// positional arguments, between min and max of them (the usage printed
+// with the error says which).
+func (c *command) parse(args []string, min, max int) ([]string, error) {
+	positional, err := parseInterspersed(c.fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, &helpRequest{text: c.help()}
+	}
+	if err == nil && (len(positional) < min || len(positional) > max) {
+		err = fmt.Errorf("%s: wrong number of arguments", c.fs.Name())
+	}
+	if err != nil {
+		return nil, c.usageError(err.Error())
+	}
+	return positional, nil
+}
+
+// parseName parses a verb that takes exactly one stream name.
+func (c *command) parseName(args []string) (string, error) {
+	positional, err := c.parse(args, 1, 1)
+	if err != nil {
+		return "", err
+	}
+	return positional[0], nil
+}
+
+// parseInterspersed is flag parsing that goes on past positional
+// arguments, so "read /s --from 3" works; "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); (used > 0 && args[used-1] == "--") || len(rest) == 0 {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+func (c *command) given(name string) bool {
+	found := false
+	c.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+func (c *command) usageError(msg string) error {
+	return &usageError{msg: msg, usage: "usage: " + c.synopsis + "\n"}
+}
+
+// help lists the verb's flags, naming the environment variable of each
+// global one.
+func (c *command) help() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s\n\nflags:\n", c.synopsis)
+	c.fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		if env := globalEnv[f.Name]; env != "" {
+			fmt.Fprintf(&b, " (%s)", env)
+		}
+		fmt.Fprintf(&b, "\n      %s", f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	return b.String()
+}
+
+// settings resolves the global flags. Each setting comes from the first of:
+// the flag, its environment variable, the profile, the default.
+func (c *command) settings() (profile, error) {
+	env, err := envSettings()
+	if err != nil {
+		return profile{}, err
+	}
+	p := c.flagSettings().over(env)
+	name := os.Getenv(globalEnv["profile"])
+	if c.given("profile") {
+		name = c.globals.profile
+	}
+	if name != "" || !p.complete() {
+		saved, err := savedProfile(name)
+		if err != nil {
+			return profile{}, err
+		}
+		p = p.over(saved)
+	}
+	p = p.over(defaults)
+	return p, p.validate()
+}
+
+func (c *command) flagSettings() profile {
+	var p profile
+	if c.given("endpoint") {
+		p.Endpoint = c.globals.endpoint
+	}
+	if c.given("protocol") {
+		p.Protocol = c.globals.protocol
+	}
+	if c.given("http2") {
+		p.HTTP2 = new(c.globals.http2)
+	}
+	return p
+}
+
+func envSettings() (profile, error) {
+	p := profile{Endpoint: os.Getenv(globalEnv["endpoint"]), Protocol: os.Getenv(globalEnv["protocol"])}
+	if v := os.Getenv(globalEnv["http2"]); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return profile{}, fmt.Errorf("%s=%q: want true or false", globalEnv["http2"], v)
+		}
+		p.HTTP2 = &on
+	}
+	return p, nil
+}
+
+// client returns a Pico client for the resolved settings.
+func (c *command) client() (*picoclient.Client, error) {
+	p, err := c.settings()
+	if err != nil {
+		return nil, err
+	}
+	if p.Protocol == "ds" {
+		return nil, fmt.Errorf("the Durable Streams client is not available yet; use --protocol pico")
+	}
+	return picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"}), nil
+}
+
+func validateEndpoint(endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("endpoint %q: want http://HOST:PORT or https://HOST", endpoint)
+	}
+	return nil
+}
+
+func validateProtocol(protocol string) error {
+	if protocol != "pico" && protocol != "ds" {
+		return fmt.Errorf("protocol %q: want pico or ds", protocol)
+	}
+	return nil
+}

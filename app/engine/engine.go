@@ -59,10 +59,11 @@ type Engine struct {
 	cfg     Config
 	mu      sync.Mutex
 	streams map[uint64]*stream
-	opening sync.Mutex // one recovery at a time keeps fencing simple
-	// fenced holds what was read from fenced predecessors' WALs (guarded by
-	// opening), so taking over many streams of one dead process reads its
-	// WAL once, not once per stream.
+	opens   flights
+	// fenced holds what was read from fenced predecessors' WALs, so taking
+	// over many streams of one dead process fences and reads its WAL once,
+	// not once per stream. fencing guards it.
+	fencing   sync.Mutex
 	fenced    map[domain.Proposer]*fencedWAL
 	uploading sync.Mutex // one upload pass at a time
 	blocks    *blockCache
@@ -115,11 +116,26 @@ func (e *Engine) local(id uint64) (*stream, bool) {
 // recovers every record it acknowledged, rewriting them into this process's
 // WAL before any new append is accepted.
 func (e *Engine) Open(ctx context.Context, id uint64) error {
-	if s, ok := e.local(id); ok && s.failed == nil {
+	if s, ok := e.local(id); ok && s.err() == nil {
 		return nil
 	}
-	e.opening.Lock()
-	defer e.opening.Unlock()
+	// One open per stream at a time; opens of different streams run side by
+	// side (a restarted node reopens its streams concurrently). An open
+	// outlives the caller that started it: others may be waiting for it.
+	return e.opens.do(ctx, id, func() error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
+		defer cancel()
+		return e.open(ctx, id)
+	})
+}
+
+// openTimeout bounds one open, recovery included.
+const openTimeout = time.Minute
+
+func (e *Engine) open(ctx context.Context, id uint64) error {
+	if s, ok := e.local(id); ok && s.err() == nil {
+		return nil // opened by the call we waited for
+	}
 	v := e.cfg.Plane.View()
 	st, ok := v.Stream(id)
 	if !ok {
@@ -211,8 +227,10 @@ type fencedWAL struct {
 }
 
 // predecessorFrames fences the WAL of process prev (on first use) and
-// returns its frames of stream id, in order. Called with opening held.
+// returns its frames of stream id, in order.
 func (e *Engine) predecessorFrames(ctx context.Context, prev domain.Proposer, id uint64) ([]domain.Frame, error) {
+	e.fencing.Lock()
+	defer e.fencing.Unlock()
 	w, ok := e.fenced[prev]
 	if !ok {
 		frames, err := FenceWAL(ctx, e.cfg.WAL.cfg.Store, prev.Node, prev.Epoch, e.cfg.By)

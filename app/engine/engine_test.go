@@ -271,3 +271,53 @@ func TestTakeoverReadsTheWALStoreOnce(t *testing.T) {
 		t.Fatalf("%d fenced WALs still held after every stream was recovered", len(next.engine.fenced))
 	}
 }
+
+// TestConcurrentOpensRecoverEveryStreamOnce opens many streams of a
+// vanished predecessor at once, each from several callers: every stream is
+// recovered exactly once, and the predecessor's WAL is listed once.
+func TestConcurrentOpensRecoverEveryStreamOnce(t *testing.T) {
+	log, data := memlog.New(), memstore.New()
+	walStore := &listCounter{ObjectStore: memstore.New()}
+	start := func(epoch uint64) *process {
+		p := startProcess(t, log, data, 1, epoch)
+		p.wal = OpenWAL(WALConfig{Store: walStore, Node: 1, Epoch: epoch, RetryFor: time.Second})
+		p.engine = New(Config{Plane: p.plane, By: p.by, Store: data, WAL: p.wal})
+		return p
+	}
+	old := start(1)
+	ctx := context.Background()
+	var ids []uint64
+	for i := range 12 {
+		id := old.create(t, fmt.Sprintf("/s/%d", i))
+		if _, err := old.engine.Append(ctx, id, records(fmt.Sprint(i)), nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	next := start(2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	lists := walStore.lists.Load()
+	errs := make(chan error, 3*len(ids))
+	for _, id := range ids {
+		for range 3 {
+			go func() { errs <- next.engine.Open(ctx, id) }()
+		}
+	}
+	for range 3 * len(ids) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := next.plane.View()
+	for i, id := range ids {
+		if st, _ := v.Stream(id); st.Epoch != 2 {
+			t.Fatalf("stream %d at epoch %d: opened more than once", id, st.Epoch)
+		}
+		if r, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(r.Records)) != fmt.Sprintf("[%d]", i) {
+			t.Fatalf("stream %d recovered %v", id, bodies(r.Records))
+		}
+	}
+	if got := walStore.lists.Load() - lists; got > 2 {
+		t.Fatalf("the predecessor's WAL was listed %d times for one takeover", got)
+	}
+}

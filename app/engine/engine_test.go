@@ -321,3 +321,45 @@ func TestConcurrentOpensRecoverEveryStreamOnce(t *testing.T) {
 		t.Fatalf("the predecessor's WAL was listed %d times for one takeover", got)
 	}
 }
+
+// TestCloseAllHandsStreamsBack closes every open stream at shutdown: they
+// are closed in the metadata with every record committed, and another
+// process opens them without touching the WAL.
+func TestCloseAllHandsStreamsBack(t *testing.T) {
+	log, data := memlog.New(), memstore.New()
+	old := startProcess(t, log, data, 1, 1)
+	ctx := context.Background()
+	var ids []uint64
+	for i := range 5 {
+		id := old.create(t, fmt.Sprintf("/h/%d", i))
+		if _, err := old.engine.Append(ctx, id, records("a", fmt.Sprint(i)), nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := old.engine.CloseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(old.engine.Local()); n != 0 {
+		t.Fatalf("%d streams still open after CloseAll", n)
+	}
+	v := old.plane.View()
+	for _, id := range ids {
+		if st, _ := v.Stream(id); v.IsOpen(st) || st.End != 2 {
+			t.Fatalf("stream %d: open=%v end=%d after the handoff", id, v.IsOpen(st), st.End)
+		}
+	}
+	next := startProcess(t, log, data, 2, 1)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	for i, id := range ids {
+		if err := next.engine.Open(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(r.Records)) != fmt.Sprintf("[a %d]", i) {
+			t.Fatalf("stream %d after handoff: %v", id, bodies(r.Records))
+		}
+	}
+	if len(next.engine.fenced) != 0 {
+		t.Fatal("a cleanly closed stream needed fencing")
+	}
+}

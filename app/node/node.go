@@ -208,10 +208,19 @@ func (n *Node) LeaseHolder() (epoch uint64, held bool) {
 // Drain makes Ready fail so load balancers move traffic away.
 func (n *Node) Drain() { n.draining.Store(true) }
 
-// Close stops background work, makes buffered appends durable (the WAL
-// uploads what it holds), and stops the metadata plane.
+// Close hands every open stream back (committed to data objects and
+// closed, so any node opens it without recovery), stops background work,
+// makes anything still buffered durable (the WAL uploads what it holds),
+// and stops the metadata plane. Call it once no more requests arrive.
 func (n *Node) Close() error {
 	n.Drain()
+	if n.engine != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := n.engine.CloseAll(ctx); err != nil {
+			n.cfg.Logger.Warn("some streams were not handed back cleanly; the next owner recovers them from the WAL", "err", err)
+		}
+		cancel()
+	}
 	n.stop()
 	n.wg.Wait()
 	if n.wal != nil {

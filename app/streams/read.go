@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -31,15 +32,51 @@ func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.
 	if page.From > page.Confirmed {
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", from, page.Confirmed)
 	}
-	recs := page.Records
-	if lim.Bytes > 0 {
-		recs = recs[:fitBytes(recs, lim.Bytes)]
+	recs, err := s.fill(ctx, st.ID, page, count, lim.Bytes)
+	if err != nil {
+		return ports.ReadResult{}, s.engineError(st, err)
 	}
 	next := page.From + uint64(len(recs))
 	res := ports.ReadResult{Records: recs, From: page.From, Next: next, Tail: page.Confirmed,
 		UpToDate: next >= page.Confirmed, Config: st.cfg, Changed: page.Changed}
 	res.Closed = res.UpToDate && s.sealed(st.ID)
 	return res, nil
+}
+
+// fillReads bounds the engine reads one page is assembled from.
+const fillReads = 16
+
+// fill tops a page up to the limits: one engine read stops at the end of a
+// data object, and a reader should not have to ask again just for that.
+// page.Confirmed keeps the tail the page first saw.
+func (s *Service) fill(ctx context.Context, id uint64, page engine.ReadResult, count, maxBytes int) ([]domain.Record, error) {
+	recs := page.Records
+	for range fillReads {
+		next := page.From + uint64(len(recs))
+		if len(recs) == 0 || len(recs) >= count || next >= page.Confirmed || (maxBytes > 0 && bodyBytes(recs) >= maxBytes) {
+			break
+		}
+		more, err := s.cfg.Engine.Read(ctx, id, next, count-len(recs))
+		if err != nil {
+			return nil, err
+		}
+		if more.From != next || len(more.Records) == 0 {
+			break // trimmed meanwhile: stop at the gap
+		}
+		recs = append(recs, more.Records...)
+	}
+	if maxBytes > 0 {
+		recs = recs[:fitBytes(recs, maxBytes)]
+	}
+	return recs, nil
+}
+
+func bodyBytes(recs []domain.Record) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Body)
+	}
+	return n
 }
 
 // Head returns a stream's info with live offsets; see ports.Streams.

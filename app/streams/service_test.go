@@ -282,3 +282,35 @@ func TestRoutingAndRevivalAcrossNodes(t *testing.T) {
 		t.Fatalf("revived stream holds %v", bodies(page.Records))
 	}
 }
+
+// TestReadPageSpansDataObjects reads records committed in separate data
+// objects, on a process that has none of them in memory: one read returns
+// them all.
+func TestReadPageSpansDataObjects(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	for _, body := range []string{"a", "b", "c"} {
+		mustAppend(t, a, "/s", body)
+		if _, err := a.engine.Upload(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.engine.CloseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, log, store, 2, c)
+	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	v := b.plane.View()
+	st, _ := v.StreamByName("/s")
+	if st.Objects.Len() != 3 {
+		t.Fatalf("want the records in 3 data objects, have %d", st.Objects.Len())
+	}
+	page, err := b.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
+	if err != nil || fmt.Sprint(bodies(page.Records)) != "[a b c]" || !page.UpToDate {
+		t.Fatalf("one read across objects: %v up-to-date=%v %v", bodies(page.Records), page.UpToDate, err)
+	}
+}

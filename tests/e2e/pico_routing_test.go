@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/tests/pgtest"
+)
+
+// followingClient follows redirects the way a client of a cluster does.
+var followingClient = &http.Client{Timeout: 20 * time.Second}
+
+// TestTwoNodesRedirectToOwner runs two nodes on one metadata log and one
+// object store: a request for a stream to the node that does not own it is
+// answered 307 to the owner's advertised URL, path and query kept. SQLite
+// serves a single node, so this needs Postgres (PICOMQ_PG_URL); pgtest skips
+// without it, or fails when PICOMQ_REQUIRE_PG=1.
+func TestTwoNodesRedirectToOwner(t *testing.T) {
+	if os.Getenv(pgtest.EnvURL) == "" && os.Getenv(pgtest.EnvRequire) != "1" {
+		t.Skipf("two nodes need one shared metadata log and SQLite serves a single node: set %s to a Postgres server to run this test", pgtest.EnvURL)
+	}
+	meta := pgtest.URL(t) // a fresh database, dropped at the end; fails without a server when PICOMQ_REQUIRE_PG=1
+	storage := t.TempDir()
+	// The owner advertises a name other than its listen address, so the
+	// test tells the advertised URL from the address it binds.
+	ownerAddr := freeAddr(t)
+	advertised := "http://localhost:" + ownerAddr[strings.LastIndex(ownerAddr, ":")+1:]
+	owner := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 1,
+		listen: ownerAddr, flags: []string{"--http-address", advertised}})
+	if owner.advertised != advertised {
+		t.Fatalf("node 1 says it is advertised as %q, want %q", owner.advertised, advertised)
+	}
+	other := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2})
+
+	const path = "/route/orders"
+	mustCreate(t, owner.url+path, "text/plain")
+	mustAppend(t, owner.url+path, "text/plain", []byte("a"))
+
+	const query = "?seq=0&format=json"
+	r := awaitRedirect(t, other.url+path+query, 10*time.Second)
+	r.wantHeaders(t, "Location", owner.advertised+path+query, "X-Content-Type-Options", "nosniff")
+	for _, tc := range []struct {
+		method string
+		h      http.Header
+		body   []byte
+	}{
+		{"POST", hdr("Content-Type", "text/plain"), []byte("not here")},
+		{"HEAD", nil, nil},
+		{"GET", nil, nil},
+		{"DELETE", nil, nil},
+		{"POST", hdr("Pico-Trim-Seq", "1"), nil},
+	} {
+		send(t, tc.method, other.url+path, tc.h, tc.body).wantStatus(t, 307).
+			wantHeaders(t, "Location", owner.advertised+path)
+	}
+	// The redirected requests did nothing on either node.
+	send(t, "HEAD", owner.url+path, nil, nil).wantStatus(t, 200).wantHeaders(t, "Pico-Next-Seq", "1", "Pico-Start-Seq", "0")
+
+	followed, err := followingClient.Post(other.url+path, "text/plain", strings.NewReader("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	followed.Body.Close()
+	if followed.StatusCode != 200 || followed.Header.Get("Pico-Start-Seq") != "1" {
+		t.Fatalf("POST following the redirect: %d, Pico-Start-Seq %q; want 200 and 1", followed.StatusCode, followed.Header.Get("Pico-Start-Seq"))
+	}
+	resp, err := followingClient.Get(other.url + path + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readReply(t, "GET (followed) "+other.url+path+query, resp).wantStatus(t, 200)
+	wantBodies(t, page.what, page.records(t), 0, "a", "b")
+}
+
+// awaitRedirect polls url until the node knows the stream (the metadata
+// log reaches it asynchronously) and answers 307.
+func awaitRedirect(t *testing.T, url string, within time.Duration) reply {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := send(t, "GET", url, nil, nil)
+		if r.status == http.StatusTemporaryRedirect {
+			return r
+		}
+		if r.status != http.StatusNotFound || time.Now().After(deadline) {
+			r.wantStatus(t, http.StatusTemporaryRedirect)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

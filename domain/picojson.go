@@ -22,6 +22,15 @@ import (
 // value, and decoded headers are sorted by key, as JSON objects are
 // unordered. Decoded records have no timestamp.
 func DecodeJSONBatch(b []byte, lim BatchLimits) ([]Record, error) {
+	if records, ok := decodeJSONBatchFast(b, lim); ok {
+		return records, nil
+	}
+	return decodeJSONBatchCareful(b, lim)
+}
+
+// decodeJSONBatchCareful decodes level by level: slower than the fast path,
+// and it names exactly what is wrong.
+func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]Record, error) {
 	var top map[string]json.RawMessage
 	if err := unmarshalJSON(b, "object", &top); err != nil {
 		return nil, malformed("batch %v", err)

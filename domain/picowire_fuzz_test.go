@@ -117,7 +117,30 @@ func FuzzDecodeJSONBatch(f *testing.F) {
 		if err != nil || !reflect.DeepEqual(again, got) {
 			t.Fatalf("round trip = %+v, %v; want %+v", again, err, got)
 		}
+		// The fast path must agree with the careful one wherever it answers.
+		if fast, ok := decodeJSONBatchFast(b, fuzzLimits); ok {
+			careful, err := decodeJSONBatchCareful(b, fuzzLimits)
+			if err != nil || !reflect.DeepEqual(normalized(fast), normalized(careful)) {
+				t.Fatalf("fast path %+v, careful path %+v, %v", fast, careful, err)
+			}
+		}
 	})
+}
+
+// normalized copies records with empty header and body slices as nil, so
+// paths that differ only in aliasing compare equal.
+func normalized(recs []Record) []Record {
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		out[i] = Record{TimestampMs: r.TimestampMs, Headers: r.Headers, Body: append([]byte(nil), r.Body...)}
+		if len(out[i].Headers) == 0 {
+			out[i].Headers = nil
+		}
+		if len(out[i].Body) == 0 {
+			out[i].Body = nil
+		}
+	}
+	return out
 }
 
 func FuzzDecodeJSONRecords(f *testing.F) {

@@ -50,6 +50,7 @@ func TestPicoProtocol(t *testing.T) {
 		{"timestamps", testTimestamps},
 		{"expiry", testExpiry},
 		{"ttl", testRecordTTL},
+		{"h2c", testH2C},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -949,4 +950,24 @@ func testRecordTTL(t *testing.T, base string) {
 	if time.Since(youngAt) < 3*time.Second {
 		wantBodies(t, "read after retention", readAll(t, u), 1, "young")
 	}
+}
+
+// testH2C speaks HTTP/2 without TLS (prior knowledge) to the same port.
+func testH2C(t *testing.T, base string) {
+	protocols := &http.Protocols{}
+	protocols.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: protocols}, Timeout: 10 * time.Second}
+	for _, req := range []struct{ method, body string }{{"PUT", ""}, {"POST", "over h2"}} {
+		r, _ := http.NewRequest(req.method, base+"/s", strings.NewReader(req.body))
+		r.Header.Set("Content-Type", "text/plain")
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatalf("%s over h2c: %v", req.method, err)
+		}
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode >= 300 {
+			t.Fatalf("%s over h2c: %s %d", req.method, resp.Proto, resp.StatusCode)
+		}
+	}
+	send(t, "GET", base+"/s?format=raw", nil, nil).wantStatus(t, 200).wantBody(t, "over h2")
 }

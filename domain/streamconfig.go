@@ -18,6 +18,10 @@ type StreamConfig struct {
 	TTLSec uint64
 	// ExpiresAtMs is when the whole stream expires (unix ms); 0 never.
 	ExpiresAtMs int64
+	// IdleTTLSec is a sliding expiry: the stream expires this many seconds
+	// after its last read or write (not counting metadata reads). 0 never.
+	// This is the Durable Streams Stream-TTL.
+	IdleTTLSec uint64
 }
 
 // SameContentType reports whether two content types name the same media
@@ -39,12 +43,15 @@ func mediaType(ct string) string {
 // Layout of version 1:
 //
 //	u8 version=1 | uvarint len | content type | uvarint ttl_sec | varint expires_at_ms
+//	[ | uvarint idle_ttl_sec ]   (added later in version 1; absent reads as 0)
 //
 // Evolution rule: new fields are only ever appended. A decoder reads the
 // fields it knows and ignores any bytes after them, so older nodes keep
 // reading meta written by newer ones; a newer decoder reads a field added
-// after version 1 as zero when the meta ends before it. The version changes
-// only for a change older decoders must not misread, and they reject it.
+// after version 1 as zero when the meta ends before it. A trailing field is
+// written only when it or a field after it is not zero, so meta of configs
+// that do not use it stays byte-identical. The version changes only for a
+// change older decoders must not misread, and they reject it.
 const streamConfigVersion = 1
 
 // EncodeStreamConfig returns the stream Meta for cfg: a version byte, then
@@ -56,7 +63,11 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	b = binary.AppendUvarint(b, uint64(len(cfg.ContentType)))
 	b = append(b, cfg.ContentType...)
 	b = binary.AppendUvarint(b, cfg.TTLSec)
-	return binary.AppendVarint(b, cfg.ExpiresAtMs)
+	b = binary.AppendVarint(b, cfg.ExpiresAtMs)
+	if cfg.IdleTTLSec != 0 {
+		b = binary.AppendUvarint(b, cfg.IdleTTLSec)
+	}
+	return b
 }
 
 // DecodeStreamConfig decodes a stream's Meta. Empty meta is the default
@@ -88,6 +99,12 @@ func DecodeStreamConfig(meta []byte) (StreamConfig, error) {
 	rest = rest[size:]
 	if cfg.ExpiresAtMs, size = binary.Varint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: expiry truncated or too long")
+	}
+	if rest = rest[size:]; len(rest) == 0 {
+		return cfg, nil
+	}
+	if cfg.IdleTTLSec, size = binary.Uvarint(rest); size <= 0 {
+		return StreamConfig{}, malformed("stream config: idle TTL truncated or too long")
 	}
 	return cfg, nil
 }

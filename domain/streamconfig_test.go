@@ -74,11 +74,17 @@ func TestDecodeStreamConfigEmptyMetaIsDefault(t *testing.T) {
 // TestDecodeStreamConfigIgnoresLaterFields is the evolution rule: a later
 // encoder appends fields, and this decoder reads past them.
 func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
-	later := binary.AppendUvarint(EncodeStreamConfig(streamConfigSample), 12345)
+	sample := streamConfigSample
+	sample.IdleTTLSec = 7
+	later := binary.AppendUvarint(EncodeStreamConfig(sample), 12345)
 	later = append(later, "a later field"...)
 	cfg, err := DecodeStreamConfig(later)
-	if err != nil || cfg != streamConfigSample {
-		t.Fatalf("DecodeStreamConfig = %+v, %v; want %+v", cfg, err, streamConfigSample)
+	if err != nil || cfg != sample {
+		t.Fatalf("DecodeStreamConfig = %+v, %v; want %+v", cfg, err, sample)
+	}
+	// Meta written before the idle TTL existed reads it as 0.
+	if cfg, err := DecodeStreamConfig(EncodeStreamConfig(streamConfigSample)); err != nil || cfg.IdleTTLSec != 0 {
+		t.Fatalf("older meta: %+v, %v", cfg, err)
 	}
 }
 

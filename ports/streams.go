@@ -23,6 +23,9 @@ var (
 	ErrProducerFenced = errors.New("producer epoch is stale")
 	// ErrProducerGap: the producer sequence skipped ahead.
 	ErrProducerGap = errors.New("producer sequence gap")
+	// ErrWriterSeq: a writer sequence (Durable Streams Stream-Seq) not
+	// above the last accepted one.
+	ErrWriterSeq = errors.New("writer sequence regression")
 	// ErrBadRequest: the request is malformed or not allowed (a 400).
 	ErrBadRequest = errors.New("bad request")
 	// ErrUnavailable: the node cannot serve the request right now (a 503),
@@ -44,6 +47,11 @@ type StreamError struct {
 	ProducerEpoch uint64
 	// ExpectedSeq and ReceivedSeq describe ErrProducerGap.
 	ExpectedSeq, ReceivedSeq uint64
+	// ProducerNewEpoch: the gap is a new producer epoch not starting at 0
+	// (Durable Streams answers it with 400, not 409).
+	ProducerNewEpoch bool
+	// WriterSeq is the last accepted writer sequence on ErrWriterSeq.
+	WriterSeq string
 }
 
 func (e *StreamError) Error() string {
@@ -62,6 +70,9 @@ func Errorf(kind error, format string, args ...any) *StreamError {
 
 // StreamInfo describes a stream as a protocol shows it.
 type StreamInfo struct {
+	// ID identifies this incarnation of the name (a re-created stream gets
+	// a new one): for ETags.
+	ID     uint64
 	Name   string
 	Config domain.StreamConfig
 	// Start is the first offset still kept; Next the offset the next append
@@ -82,6 +93,11 @@ type AppendRequest struct {
 	MatchNext *uint64
 	// Close seals the stream after these records (which may be none).
 	Close bool
+	// WriterSeq, when set, must sort above (bytewise) the last writer
+	// sequence accepted on the stream (ErrWriterSeq otherwise); it is
+	// recorded with the records. Checked after the producer stamp, so a
+	// producer's retry is a duplicate, not a regression.
+	WriterSeq string
 }
 
 // AppendResult says where an append landed.
@@ -111,6 +127,8 @@ type ReadResult struct {
 	Closed   bool
 	// Config is the stream's configuration (its content type for raw reads).
 	Config domain.StreamConfig
+	// ID identifies this incarnation of the stream (see StreamInfo.ID).
+	ID uint64
 	// Changed is closed when the stream next changes (a durable append, a
 	// close or a delete): a long-poll waits on it and reads again.
 	Changed <-chan struct{}
@@ -151,7 +169,8 @@ type Streams interface {
 	// Read returns durable records from offset from (ErrBadRequest beyond the
 	// tail). It never waits: a caught-up reader waits on Changed.
 	Read(ctx context.Context, name string, from uint64, lim ReadLimits) (ReadResult, error)
-	// Head returns the stream's info with live offsets.
+	// Head returns the stream's info with live offsets. It does not count
+	// as an access for the idle TTL; every other method on a stream does.
 	Head(ctx context.Context, name string) (StreamInfo, error)
 	// Delete removes a stream; its name is free at once.
 	Delete(ctx context.Context, name string) error

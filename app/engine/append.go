@@ -50,7 +50,21 @@ type AppendOptions struct {
 	// and is recorded in the metadata (SealStream) once the records are
 	// durable; the append returns after that.
 	Seal bool
+	// WriterSeq, when set, must sort bytewise above the stream's last
+	// accepted writer sequence (else a *WriterSeqError); it becomes durable
+	// with the records, like producer state. Checked after the producer.
+	WriterSeq string
 }
+
+// WriterSeqError refuses a writer sequence not above Last, the stream's
+// last accepted one.
+type WriterSeqError struct{ Last string }
+
+func (e *WriterSeqError) Error() string {
+	return fmt.Sprintf("%v: the last accepted is %q", ErrWriterSeq, e.Last)
+}
+
+func (e *WriterSeqError) Unwrap() error { return ErrWriterSeq }
 
 // Append writes records with an optional producer stamp; see AppendWith.
 func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record, p *domain.ProducerStamp) (AppendResult, error) {

@@ -26,6 +26,8 @@ var (
 	ErrProducerGap = errors.New("engine: producer sequence gap")
 	// ErrSealed: the stream is sealed; nothing more can be appended.
 	ErrSealed = errors.New("engine: stream is sealed")
+	// ErrWriterSeq: a writer sequence not above the last accepted one.
+	ErrWriterSeq = errors.New("engine: writer sequence regression")
 	// ErrMatchFailed: a conditional append found another tail.
 	ErrMatchFailed = errors.New("engine: tail does not match")
 )

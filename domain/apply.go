@@ -78,6 +78,8 @@ func (s *State) dispatch(c Command) Result {
 		return s.fenceNode(c)
 	case *SealStream:
 		return s.sealStream(c)
+	case *CreateFork:
+		return s.createFork(c)
 	}
 	return reject(ResultInvalid, "unknown command %T", c)
 }
@@ -123,6 +125,8 @@ func proposerOf(c Command) Proposer {
 	case *FenceNode:
 		return c.By
 	case *SealStream:
+		return c.By
+	case *CreateFork:
 		return c.By
 	}
 	return Proposer{}

@@ -1,20 +1,57 @@
 package domain
 
 func (s *State) createStream(c *CreateStream) Result {
-	switch {
-	case c.Name == "" || len(c.Name) > MaxNameLen:
-		return reject(ResultInvalid, "stream name must be 1..%d bytes", MaxNameLen)
-	case len(c.Meta) > MaxMetaLen:
-		return reject(ResultInvalid, "stream meta longer than %d bytes", MaxMetaLen)
-	}
-	if id, taken := s.names.Get(c.Name); taken {
-		return Result{Code: ResultExists, Value: id, Reason: "stream name taken"}
+	if r, valid := s.checkNewStream(c.Name, c.Meta); !valid {
+		return r
 	}
 	st := &Stream{ID: s.NextStreamID, Name: c.Name, Meta: c.Meta, CreatedMs: c.NowMs}
+	return s.addStream(st, c.By, c.Open)
+}
+
+func (s *State) createFork(c *CreateFork) Result {
+	if r, valid := s.checkNewStream(c.Name, c.Meta); !valid {
+		return r
+	}
+	src, found := s.Stream(c.Source)
+	switch {
+	case !found:
+		return reject(ResultNotFound, "fork source %d does not exist", c.Source)
+	case src.SoftDeleted:
+		return reject(ResultConflict, "fork source %d is deleted", c.Source)
+	case c.At > src.End:
+		return reject(ResultInvalid, "fork at %d beyond the source's committed end %d", c.At, src.End)
+	case c.At < src.Start:
+		return reject(ResultInvalid, "fork at %d below the source's start %d", c.At, src.Start)
+	}
+	source := *src
+	source.Forks++
+	s.streams = s.streams.Set(source.ID, &source)
+	st := &Stream{ID: s.NextStreamID, Name: c.Name, Meta: c.Meta, CreatedMs: c.NowMs,
+		ForkOf: c.Source, ForkAt: c.At, Start: c.At, End: c.At}
+	return s.addStream(st, c.By, true)
+}
+
+func (s *State) checkNewStream(name string, meta []byte) (Result, bool) {
+	switch {
+	case name == "" || len(name) > MaxNameLen:
+		return reject(ResultInvalid, "stream name must be 1..%d bytes", MaxNameLen), false
+	case len(meta) > MaxMetaLen:
+		return reject(ResultInvalid, "stream meta longer than %d bytes", MaxMetaLen), false
+	}
+	if id, taken := s.names.Get(name); taken {
+		return Result{Code: ResultExists, Value: id, Reason: "stream name taken"}, false
+	}
+	return Result{}, true
+}
+
+// addStream registers a new stream under the next id, opened on the
+// proposer at epoch 1 when open.
+func (s *State) addStream(st *Stream, by Proposer, open bool) Result {
+	st.ID = s.NextStreamID
 	s.NextStreamID++
-	if c.Open {
-		st.Owner, st.OwnerEpoch, st.Epoch, st.Open = c.By.Node, c.By.Epoch, 1, true
-		s.reassign(0, c.By.Node)
+	if open {
+		st.Owner, st.OwnerEpoch, st.Epoch, st.Open = by.Node, by.Epoch, 1, true
+		s.reassign(0, by.Node)
 	}
 	s.streams = s.streams.Set(st.ID, st)
 	s.names = s.names.Set(st.Name, st.ID)
@@ -26,6 +63,8 @@ func (s *State) openStream(c *OpenStream) Result {
 	switch {
 	case !found:
 		return reject(ResultNotFound, "stream %d does not exist", c.Stream)
+	case old.SoftDeleted:
+		return reject(ResultConflict, "stream %d is deleted (kept for its forks)", c.Stream)
 	case c.Epoch == old.Epoch && s.isWriter(old, c.By):
 		return redundant(c.Epoch)
 	case c.Epoch <= old.Epoch:
@@ -95,6 +134,8 @@ func (s *State) trimStream(c *TrimStream) Result {
 		return r
 	case c.Start > old.End:
 		return reject(ResultInvalid, "trim to %d beyond the committed end %d", c.Start, old.End)
+	case old.Forks > 0 && c.Start > old.Start:
+		return reject(ResultConflict, "stream %d has %d forks reading its records", c.Stream, old.Forks)
 	case c.Start <= old.Start:
 		return redundant(old.Start)
 	}
@@ -127,15 +168,39 @@ func (s *State) deleteStream(c *DeleteStream) Result {
 		return reject(ResultStaleEpoch, "stream %d is at epoch %d, not %d", c.Stream, old.Epoch, c.Epoch)
 	case s.IsOpen(old) && !s.isWriter(old, c.By):
 		return reject(ResultNotClosed, "stream %d is open on node %d", c.Stream, old.Owner)
+	case old.SoftDeleted:
+		return reject(ResultNotFound, "stream %d is already deleted", c.Stream)
 	}
-	old.Objects.All(func(_, id uint64) bool {
+	if old.Forks > 0 {
+		st := *old
+		st.SoftDeleted, st.Open, st.Owner, st.OwnerEpoch = true, false, 0, 0
+		s.reassign(old.Owner, 0)
+		s.streams = s.streams.Set(st.ID, &st)
+		return ok(old.ID)
+	}
+	s.removeStream(old)
+	return ok(old.ID)
+}
+
+// removeStream drops a stream, its name and its objects, and releases its
+// fork source, which goes too if it was only kept for its forks.
+func (s *State) removeStream(st *Stream) {
+	st.Objects.All(func(_, id uint64) bool {
 		s.unref(id, GarbageDeleted)
 		return true
 	})
-	s.reassign(old.Owner, 0)
-	s.streams = s.streams.Delete(old.ID)
-	s.names = s.names.Delete(old.Name)
-	return ok(old.ID)
+	s.reassign(st.Owner, 0)
+	s.streams = s.streams.Delete(st.ID)
+	s.names = s.names.Delete(st.Name)
+	if src, found := s.Stream(st.ForkOf); found && st.ForkOf != 0 {
+		source := *src
+		source.Forks--
+		if source.Forks == 0 && source.SoftDeleted {
+			s.removeStream(&source)
+			return
+		}
+		s.streams = s.streams.Set(source.ID, &source)
+	}
 }
 
 // isWriter reports whether p is the live process that holds st open.

@@ -114,6 +114,8 @@ func newCommand(c Code) Command {
 		return &FenceNode{}
 	case CodeSealStream:
 		return &SealStream{}
+	case CodeCreateFork:
+		return &CreateFork{}
 	}
 	return nil
 }

@@ -32,6 +32,20 @@ func (c *CreateStream) decode(d *decoder) {
 	c.Open, c.NowMs = d.boolean(), d.varint()
 }
 
+func (c *CreateFork) encode(e *encoder) {
+	e.proposer(c.By)
+	e.str(c.Name)
+	e.bytes(c.Meta)
+	e.uvarint(c.Source)
+	e.uvarint(c.At)
+	e.varint(c.NowMs)
+}
+
+func (c *CreateFork) decode(d *decoder) {
+	c.By, c.Name, c.Meta = d.proposer(), d.str(), d.bytes()
+	c.Source, c.At, c.NowMs = d.uvarint(), d.uvarint(), d.varint()
+}
+
 func (c *OpenStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *OpenStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 

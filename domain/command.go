@@ -27,6 +27,7 @@ const (
 	CodeDeleteKVIf         Code = 19
 	CodeFenceNode          Code = 20
 	CodeSealStream         Code = 21
+	CodeCreateFork         Code = 22
 )
 
 // Command is one metadata change. Every command carries all the inputs Apply
@@ -75,6 +76,22 @@ type CreateStream struct {
 	Meta  []byte
 	Open  bool
 	NowMs int64
+}
+
+// CreateFork creates a named stream that inherits the offsets below At from
+// stream Source: reads below At are served from the source (and its own
+// sources), appends continue at At. The source must hold committed records
+// up to At (At <= its End) and not be soft-deleted; it counts the fork and
+// cannot be trimmed or fully deleted while forks remain. The fork is opened
+// on the proposer at epoch 1. Result value: the new stream id; a taken name
+// is ResultExists with the existing id.
+type CreateFork struct {
+	By     Proposer
+	Name   string
+	Meta   []byte
+	Source uint64
+	At     uint64
+	NowMs  int64
 }
 
 // OpenStream makes the proposer the stream's writer at Epoch, which must be
@@ -273,3 +290,4 @@ func (DeleteKV) Code() Code           { return CodeDeleteKV }
 func (DeleteKVIf) Code() Code         { return CodeDeleteKVIf }
 func (FenceNode) Code() Code          { return CodeFenceNode }
 func (SealStream) Code() Code         { return CodeSealStream }
+func (CreateFork) Code() Code         { return CodeCreateFork }

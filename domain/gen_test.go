@@ -106,6 +106,8 @@ func (g gen) command(c Code) Command {
 		return &SetSlots{By: g.proposer(), Node: g.node(), Slots: g.slots()}
 	case CodeCreateStream:
 		return &CreateStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Open: g.pct(50), NowMs: g.ms()}
+	case CodeCreateFork:
+		return &CreateFork{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Source: g.stream(), At: g.u64(30), NowMs: g.ms()}
 	case CodeOpenStream:
 		return &OpenStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
 	case CodeCloseStream:

@@ -43,6 +43,7 @@ func goldenSamples() []Command {
 		&DeleteKVIf{By: by, Space: SpaceTokens, Key: "token-b", IfRev: 78},
 		&FenceNode{By: by, Node: 6, Epoch: 1_700_000_004_000},
 		&SealStream{By: by, Stream: 50, Epoch: 9},
+		&CreateFork{By: by, Name: "/streams/orders-fork", Meta: []byte("text/plain"), Source: 51, At: 1234, NowMs: 1_700_000_005_000},
 	}
 }
 

@@ -44,6 +44,37 @@ func (s *State) checkStreams() error {
 		err = s.checkStream(id, st)
 		return err == nil
 	})
+	if err == nil {
+		err = s.checkForks()
+	}
+	return err
+}
+
+// checkForks: every fork's source exists and counts its forks exactly; a
+// soft-deleted stream is kept only for forks and is never open.
+func (s *State) checkForks() error {
+	forks := map[uint64]uint32{}
+	var err error
+	s.streams.All(func(id uint64, st *Stream) bool {
+		if st.ForkOf == 0 {
+			return true
+		}
+		if _, ok := s.Stream(st.ForkOf); !ok {
+			err = fmt.Errorf("stream %d is a fork of missing stream %d", id, st.ForkOf)
+		}
+		forks[st.ForkOf]++
+		return err == nil
+	})
+	s.streams.All(func(id uint64, st *Stream) bool {
+		switch {
+		case err != nil:
+		case st.Forks != forks[id]:
+			err = fmt.Errorf("stream %d counts %d forks, has %d", id, st.Forks, forks[id])
+		case st.SoftDeleted && (st.Forks == 0 || st.Open):
+			err = fmt.Errorf("stream %d is soft-deleted with %d forks, open=%v", id, st.Forks, st.Open)
+		}
+		return err == nil
+	})
 	return err
 }
 

@@ -17,6 +17,11 @@ type model struct {
 	byID       map[uint64]string
 	nodes      map[NodeID]Node // ID, Epoch, Address and Slots only
 	kv         map[kvRef]KVEntry
+	// forkOf, forks and soft follow fork references: a deleted stream with
+	// forks is soft-deleted (name kept) until its last fork goes.
+	forkOf map[uint64]uint64
+	forks  map[uint64]int
+	soft   map[uint64]bool
 }
 
 type kvRef struct {
@@ -26,7 +31,8 @@ type kvRef struct {
 
 func newModel() *model {
 	return &model{nextStream: 1, names: map[string]uint64{}, byID: map[uint64]string{},
-		nodes: map[NodeID]Node{}, kv: map[kvRef]KVEntry{}}
+		nodes: map[NodeID]Node{}, kv: map[kvRef]KVEntry{},
+		forkOf: map[uint64]uint64{}, forks: map[uint64]int{}, soft: map[uint64]bool{}}
 }
 
 // field reads a named field of a command (a pointer to a struct).
@@ -60,6 +66,9 @@ func (m *model) apply(c Command, r Result) error {
 		return nil
 	}
 	if id, ok := field(c, "Stream"); ok {
+		if m.soft[id.Uint()] {
+			return nil // kept for its forks: only Apply knows what each command does to it
+		}
 		if _, exists := m.byID[id.Uint()]; exists == (r.Code == ResultNotFound) {
 			return fmt.Errorf("got %v, model has stream %d: %v", r, id.Uint(), exists)
 		} else if !exists {
@@ -71,13 +80,14 @@ func (m *model) apply(c Command, r Result) error {
 		return m.setSlots(c, r)
 	case *CreateStream:
 		return m.create(c, r)
+	case *CreateFork:
+		return m.createFork(c, r)
 	case *DeleteStream:
 		if r.Code == ResultOK {
 			if err := expect(r, ResultOK, c.Stream, true); err != nil {
 				return err
 			}
-			delete(m.names, m.byID[c.Stream])
-			delete(m.byID, c.Stream)
+			m.remove(c.Stream)
 		}
 	case *PutKV:
 		return m.put(kvRef{c.Space, c.Key}, c.Value, false, 0, r)
@@ -146,6 +156,49 @@ func (m *model) create(c *CreateStream, r Result) error {
 	m.nextStream++
 	m.names[c.Name], m.byID[id] = id, c.Name
 	return expect(r, ResultOK, id, true)
+}
+
+func (m *model) createFork(c *CreateFork, r Result) error {
+	_, srcExists := m.byID[c.Source]
+	switch {
+	case c.Name == "" || len(c.Name) > MaxNameLen || len(c.Meta) > MaxMetaLen:
+		return expect(r, ResultInvalid, 0, false)
+	case m.names[c.Name] != 0:
+		return expect(r, ResultExists, m.names[c.Name], true)
+	case !srcExists:
+		return expect(r, ResultNotFound, 0, false)
+	case m.soft[c.Source]:
+		return expect(r, ResultConflict, 0, false)
+	case r.Code == ResultInvalid:
+		return nil // the fork point is outside the source's offsets, which the model does not follow
+	}
+	id := m.nextStream
+	m.nextStream++
+	m.names[c.Name], m.byID[id] = id, c.Name
+	m.forkOf[id] = c.Source
+	m.forks[c.Source]++
+	return expect(r, ResultOK, id, true)
+}
+
+// remove deletes a stream, or soft-deletes it while it has forks, and
+// releases its source, cascading up through soft-deleted sources.
+func (m *model) remove(id uint64) {
+	if m.forks[id] > 0 {
+		m.soft[id] = true
+		return
+	}
+	delete(m.names, m.byID[id])
+	delete(m.byID, id)
+	delete(m.soft, id)
+	src, isFork := m.forkOf[id]
+	delete(m.forkOf, id)
+	if !isFork {
+		return
+	}
+	m.forks[src]--
+	if m.forks[src] == 0 && m.soft[src] {
+		m.remove(src)
+	}
 }
 
 func validKey(k kvRef) bool {

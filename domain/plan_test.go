@@ -100,6 +100,13 @@ func (p *planner) plausible(c Code) Command {
 		return &SetSlots{By: p.live(), Node: n, Slots: p.slots()}
 	case CodeCreateStream:
 		return &CreateStream{By: p.live(), Name: p.pick(genNames[1:]), Meta: p.blob(), Open: !p.pct(30), NowMs: p.now}
+	case CodeCreateFork:
+		src := p.stream(nil)
+		if src == nil {
+			return nil
+		}
+		return &CreateFork{By: p.live(), Name: p.pick(genNames[1:]), Meta: p.blob(), Source: src.ID,
+			At: src.Start + p.u64(int(src.End-src.Start)+2), NowMs: p.now}
 	case CodeReserveObjects:
 		return &ReserveObjects{By: p.live(), Count: uint32(1 + p.intn(3)), TTLMs: int64(50 + p.intn(500)), NowMs: p.now}
 	case CodeCommitObjects:

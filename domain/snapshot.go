@@ -8,7 +8,7 @@ import (
 )
 
 // SnapshotVersion is the version byte that starts an encoded State.
-const SnapshotVersion = 2
+const SnapshotVersion = 3
 
 // EncodeState encodes the whole state deterministically (maps in key order),
 // so equal states encode to equal bytes on every replica.
@@ -64,6 +64,10 @@ func encodeStream(e *encoder, st *Stream) {
 	e.uvarint(st.OwnerEpoch)
 	e.boolean(st.Open)
 	e.boolean(st.Sealed)
+	e.uvarint(st.ForkOf)
+	e.uvarint(st.ForkAt)
+	e.uvarint(uint64(st.Forks))
+	e.boolean(st.SoftDeleted)
 	e.node(st.TransferTo)
 	e.uvarint(st.Start)
 	e.uvarint(st.End)
@@ -124,12 +128,16 @@ func decodeMap[K cmp.Ordered, V any](d *decoder, minSize int, fn func() (K, V)) 
 	return b.build()
 }
 
-// decodeStream decodes one stream; version 1 snapshots predate Sealed.
+// decodeStream decodes one stream; version 1 snapshots predate Sealed,
+// version 2 ones forks.
 func decodeStream(d *decoder, version uint8) *Stream {
 	st := &Stream{ID: d.uvarint(), Name: d.str(), Meta: d.bytes(), CreatedMs: d.varint(), Epoch: d.uvarint(),
 		Owner: d.node(), OwnerEpoch: d.uvarint(), Open: d.boolean()}
 	if version >= 2 {
 		st.Sealed = d.boolean()
+	}
+	if version >= 3 {
+		st.ForkOf, st.ForkAt, st.Forks, st.SoftDeleted = d.uvarint(), d.uvarint(), d.u32(), d.boolean()
 	}
 	st.TransferTo, st.Start, st.End = d.node(), d.uvarint(), d.uvarint()
 	st.Objects = decodeMap(d, 2, func() (uint64, uint64) { return d.uvarint(), d.uvarint() })

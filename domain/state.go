@@ -36,6 +36,15 @@ type Stream struct {
 	Open       bool
 	// Sealed: closed for appends for good (SealStream).
 	Sealed bool
+	// ForkOf is the stream this one was forked from (0: none); offsets
+	// below ForkAt are read from it.
+	ForkOf, ForkAt uint64
+	// Forks counts the streams forked from this one. While it is not zero
+	// the stream keeps its records: it cannot be trimmed, and deleting it
+	// only soft-deletes it (SoftDeleted: gone for clients, readable through
+	// its forks) until its last fork is deleted.
+	Forks       uint32
+	SoftDeleted bool
 	// TransferTo is the target of a pending transfer, 0 when none.
 	TransferTo NodeID
 	// Start and End bound the offsets held in committed data objects.

@@ -22,6 +22,18 @@ type StreamConfig struct {
 	// after its last read or write (not counting metadata reads). 0 never.
 	// This is the Durable Streams Stream-TTL.
 	IdleTTLSec uint64
+	// ForkAt and ForkSub record how a fork was asked for (the fork point
+	// given, if ForkAtGiven, and the sub-offset), so that asking again is
+	// recognised as the same request.
+	ForkAtGiven bool
+	ForkAt      uint64
+	ForkSub     uint64
+}
+
+// IsJSON reports whether a content type is JSON (application/json, any
+// parameters): such streams hold one JSON value per record.
+func IsJSON(contentType string) bool {
+	return strings.EqualFold(mediaType(contentType), "application/json")
 }
 
 // SameContentType reports whether two content types name the same media
@@ -43,7 +55,8 @@ func mediaType(ct string) string {
 // Layout of version 1:
 //
 //	u8 version=1 | uvarint len | content type | uvarint ttl_sec | varint expires_at_ms
-//	[ | uvarint idle_ttl_sec ]   (added later in version 1; absent reads as 0)
+//	[ | uvarint idle_ttl_sec [ | u8 fork_at_given | uvarint fork_at | uvarint fork_sub ] ]
+//	(added later in version 1; absent fields read as 0)
 //
 // Evolution rule: new fields are only ever appended. A decoder reads the
 // fields it knows and ignores any bytes after them, so older nodes keep
@@ -64,8 +77,14 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	b = append(b, cfg.ContentType...)
 	b = binary.AppendUvarint(b, cfg.TTLSec)
 	b = binary.AppendVarint(b, cfg.ExpiresAtMs)
-	if cfg.IdleTTLSec != 0 {
+	forked := cfg.ForkAtGiven || cfg.ForkAt != 0 || cfg.ForkSub != 0
+	if cfg.IdleTTLSec != 0 || forked {
 		b = binary.AppendUvarint(b, cfg.IdleTTLSec)
+	}
+	if forked {
+		b = append(b, boolByte(cfg.ForkAtGiven))
+		b = binary.AppendUvarint(b, cfg.ForkAt)
+		b = binary.AppendUvarint(b, cfg.ForkSub)
 	}
 	return b
 }
@@ -106,5 +125,31 @@ func DecodeStreamConfig(meta []byte) (StreamConfig, error) {
 	if cfg.IdleTTLSec, size = binary.Uvarint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: idle TTL truncated or too long")
 	}
+	if rest = rest[size:]; len(rest) == 0 {
+		return cfg, nil
+	}
+	return decodeForkConfig(cfg, rest)
+}
+
+func decodeForkConfig(cfg StreamConfig, rest []byte) (StreamConfig, error) {
+	if rest[0] > 1 {
+		return StreamConfig{}, malformed("stream config: fork flag %d", rest[0])
+	}
+	cfg.ForkAtGiven = rest[0] == 1
+	rest = rest[1:]
+	var size int
+	if cfg.ForkAt, size = binary.Uvarint(rest); size <= 0 {
+		return StreamConfig{}, malformed("stream config: fork point truncated or too long")
+	}
+	if cfg.ForkSub, size = binary.Uvarint(rest[size:]); size <= 0 {
+		return StreamConfig{}, malformed("stream config: fork sub-offset truncated or too long")
+	}
 	return cfg, nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -75,16 +75,22 @@ func TestDecodeStreamConfigEmptyMetaIsDefault(t *testing.T) {
 // encoder appends fields, and this decoder reads past them.
 func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
 	sample := streamConfigSample
-	sample.IdleTTLSec = 7
+	sample.IdleTTLSec, sample.ForkAtGiven, sample.ForkAt, sample.ForkSub = 7, true, 40, 3
 	later := binary.AppendUvarint(EncodeStreamConfig(sample), 12345)
 	later = append(later, "a later field"...)
 	cfg, err := DecodeStreamConfig(later)
 	if err != nil || cfg != sample {
 		t.Fatalf("DecodeStreamConfig = %+v, %v; want %+v", cfg, err, sample)
 	}
-	// Meta written before the idle TTL existed reads it as 0.
-	if cfg, err := DecodeStreamConfig(EncodeStreamConfig(streamConfigSample)); err != nil || cfg.IdleTTLSec != 0 {
+	// Meta written before the idle TTL and fork fields existed reads them
+	// as 0, and so does meta that has the idle TTL but no fork fields.
+	if cfg, err := DecodeStreamConfig(EncodeStreamConfig(streamConfigSample)); err != nil || cfg != streamConfigSample {
 		t.Fatalf("older meta: %+v, %v", cfg, err)
+	}
+	idleOnly := streamConfigSample
+	idleOnly.IdleTTLSec = 9
+	if cfg, err := DecodeStreamConfig(EncodeStreamConfig(idleOnly)); err != nil || cfg != idleOnly {
+		t.Fatalf("idle TTL only: %+v, %v", cfg, err)
 	}
 }
 

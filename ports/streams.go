@@ -13,6 +13,9 @@ import (
 // details a protocol reports), or is an internal failure (a 5xx).
 var (
 	ErrStreamNotFound = errors.New("no such stream")
+	// ErrStreamGone: the stream was deleted but is kept, read-only, for
+	// the streams forked from it (Durable Streams answers 410).
+	ErrStreamGone = errors.New("stream is deleted")
 	// ErrStreamConflict: a create found the name taken with another config.
 	ErrStreamConflict = errors.New("stream exists with a different configuration")
 	// ErrStreamClosed: the stream is sealed; nothing more can be appended.
@@ -172,8 +175,14 @@ type Streams interface {
 	// Head returns the stream's info with live offsets. It does not count
 	// as an access for the idle TTL; every other method on a stream does.
 	Head(ctx context.Context, name string) (StreamInfo, error)
-	// Delete removes a stream; its name is free at once.
+	// Delete removes a stream; its name is free at once. A stream with
+	// forks is only soft-deleted (ErrStreamGone from then on) until its
+	// last fork is deleted.
 	Delete(ctx context.Context, name string) error
+	// Fork creates a stream that starts as a copy of another up to a fork
+	// point and continues on its own (see ForkRequest), idempotently like
+	// Create.
+	Fork(ctx context.Context, name string, req ForkRequest) (info StreamInfo, created bool, err error)
 	// List returns streams whose names start with prefix and sort after
 	// startAfter, up to limit.
 	List(ctx context.Context, prefix, startAfter string, limit int) (ListPage, error)
@@ -183,3 +192,24 @@ type Streams interface {
 type RedirectError struct{ Address string }
 
 func (e *RedirectError) Error() string { return "stream is served by " + e.Address }
+
+// ForkRequest describes a fork. Offsets below the fork point read the
+// source's records; appends to the fork continue from there.
+type ForkRequest struct {
+	// Source names the stream forked from.
+	Source string
+	// Config of the fork: an empty content type inherits the source's (a
+	// different one is ErrStreamConflict); with no TTL, idle TTL or expiry
+	// given the fork inherits the source's.
+	Config domain.StreamConfig
+	// At is the fork point; nil means the source's tail.
+	At *uint64
+	// SubOffset refines the fork point past At: for a JSON source, that
+	// many more records; otherwise the first SubOffset bytes of the record
+	// at At, which become the fork's first own record.
+	SubOffset uint64
+	// Initial records are appended after the fork point; Close seals the
+	// fork.
+	Initial []domain.Record
+	Close   bool
+}

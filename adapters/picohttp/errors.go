@@ -54,6 +54,8 @@ var serviceErrorCodes = []struct {
 	code   string
 }{
 	{ports.ErrStreamNotFound, http.StatusNotFound, codeNotFound},
+	{ports.ErrStreamGone, http.StatusNotFound, codeNotFound}, // kept only for its forks
+	{ports.ErrWriterSeq, http.StatusConflict, codeConflict},
 	{ports.ErrBadRequest, http.StatusBadRequest, codeBadRequest},
 	{ports.ErrStreamConflict, http.StatusConflict, codeConflict},
 	{ports.ErrStreamClosed, http.StatusConflict, codeClosed},

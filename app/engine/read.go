@@ -29,8 +29,8 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult
 		return ReadResult{}, ErrNotLocal
 	}
 	v := e.cfg.Plane.View()
-	if st, ok := v.Stream(id); ok && from < st.Start {
-		from = st.Start // trimmed: resume at the first record kept
+	if st, ok := v.Stream(id); ok && from < readStart(&v, st) {
+		from = readStart(&v, st) // trimmed: resume at the first record kept
 	}
 	for {
 		recs, confirmed, changed, ok := s.read(from, max)
@@ -68,6 +68,10 @@ func (e *Engine) readCommitted(ctx context.Context, v *domain.State, id, from ui
 	st, ok := v.Stream(id)
 	if !ok {
 		return nil, ErrNotFound
+	}
+	if inherits(st, from) {
+		// Below a fork point: the source's records, up to the fork point.
+		return e.readCommitted(ctx, v, st.ForkOf, from, min(max, int(st.ForkAt-from)))
 	}
 	if from < st.Start {
 		from = st.Start // trimmed away: resume at the first record kept
@@ -156,6 +160,35 @@ func rangeEnd(o *domain.Object, stream uint64) uint64 {
 		if r.Stream == stream {
 			return r.End
 		}
+	}
+	return 0
+}
+
+// inherits reports whether offset from of st is read from its fork source:
+// below the fork point, unless the fork was trimmed past it.
+func inherits(st *domain.Stream, from uint64) bool {
+	return st.ForkOf != 0 && from < st.ForkAt && st.Start == st.ForkAt
+}
+
+// readStart is the first offset readable from st: its start, or for a fork
+// the first offset of the sources it inherits from.
+func readStart(v *domain.State, st *domain.Stream) uint64 {
+	for st.ForkOf != 0 && st.Start == st.ForkAt {
+		src, ok := v.Stream(st.ForkOf)
+		if !ok {
+			break
+		}
+		st = src
+	}
+	return st.Start
+}
+
+// ReadStart returns the first offset readable from stream id (see
+// readStart); 0 for an unknown stream.
+func (e *Engine) ReadStart(id uint64) uint64 {
+	v := e.cfg.Plane.View()
+	if st, ok := v.Stream(id); ok {
+		return readStart(&v, st)
 	}
 	return 0
 }

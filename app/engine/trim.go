@@ -72,3 +72,32 @@ func (e *Engine) Local() []uint64 {
 	}
 	return ids
 }
+
+// CommitThrough makes sure the records of stream id below offset `to` are
+// in committed data objects, uploading if needed, so that any node can read
+// them (a fork reads its source's records this way). A stream open on
+// another node must already be committed that far (ErrNotLocal otherwise).
+func (e *Engine) CommitThrough(ctx context.Context, id, to uint64) error {
+	v := e.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	if !ok {
+		return ErrNotFound
+	}
+	if st.End >= to {
+		return nil
+	}
+	s, ok := e.local(id)
+	if !ok {
+		return ErrNotLocal
+	}
+	if err := s.waitConfirmed(ctx, to); err != nil {
+		return err
+	}
+	if _, err := e.Upload(ctx); err != nil {
+		return err
+	}
+	if s.committedThrough() < to {
+		return fmt.Errorf("engine: stream %d committed through %d, not %d", id, s.committedThrough(), to)
+	}
+	return nil
+}

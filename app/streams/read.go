@@ -14,7 +14,7 @@ const maxReadRecords = 1 << 16
 
 // Read returns durable records; see ports.Streams.
 func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.ReadLimits) (ports.ReadResult, error) {
-	st, err := s.lookup(name)
+	st, err := s.touch(name)
 	if err != nil {
 		return ports.ReadResult{}, err
 	}
@@ -38,7 +38,7 @@ func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.
 	}
 	next := page.From + uint64(len(recs))
 	res := ports.ReadResult{Records: recs, From: page.From, Next: next, Tail: page.Confirmed,
-		UpToDate: next >= page.Confirmed, Config: st.cfg, Changed: page.Changed}
+		UpToDate: next >= page.Confirmed, Config: st.cfg, ID: st.ID, Changed: page.Changed}
 	res.Closed = res.UpToDate && s.sealed(st.ID)
 	return res, nil
 }
@@ -105,7 +105,7 @@ func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error)
 }
 
 func (s *Service) info(st stream) ports.StreamInfo {
-	return ports.StreamInfo{Name: st.Name, Config: st.cfg, Start: st.Start, Next: st.End,
+	return ports.StreamInfo{ID: st.ID, Name: st.Name, Config: st.cfg, Start: s.cfg.Engine.ReadStart(st.ID), Next: st.End,
 		Closed: st.Sealed, CreatedMs: st.CreatedMs}
 }
 

@@ -42,7 +42,7 @@ func (s *Service) sweepLocal(ctx context.Context) {
 		cfg, err := domain.DecodeStreamConfig(st.Meta)
 		switch {
 		case err != nil:
-		case s.expired(cfg):
+		case s.expired(st, cfg):
 			s.expire(ctx, stream{st, cfg})
 		case cfg.TTLSec > 0:
 			s.retain(ctx, stream{st, cfg})
@@ -54,10 +54,10 @@ func (s *Service) sweepLocal(ctx context.Context) {
 func (s *Service) sweepUnowned(ctx context.Context) {
 	v := s.cfg.Plane.View()
 	v.StreamsFrom("", func(st *domain.Stream) bool {
-		if v.IsOpen(st) {
+		if v.IsOpen(st) || st.SoftDeleted {
 			return ctx.Err() == nil
 		}
-		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && s.expired(cfg) {
+		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && s.expired(st, cfg) {
 			s.expire(ctx, stream{st, cfg})
 		}
 		return ctx.Err() == nil

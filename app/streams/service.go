@@ -31,7 +31,9 @@ type Config struct {
 
 // Service implements ports.Streams on the engine.
 type Service struct {
-	cfg Config
+	cfg     Config
+	access  accessTimes
+	startMs int64
 }
 
 var _ ports.Streams = (*Service)(nil)
@@ -44,7 +46,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{cfg: cfg}
+	return &Service{cfg: cfg, startMs: cfg.Now().UnixMilli()}
 }
 
 // Route returns the base URL of the node serving name, or "" for this one:
@@ -93,14 +95,39 @@ func (s *Service) lookup(name string) (stream, error) {
 	if err != nil {
 		return stream{}, err
 	}
-	if s.expired(cfg) {
+	if st.SoftDeleted {
+		return stream{}, ports.Errorf(ports.ErrStreamGone, "stream %s is deleted (kept for its forks)", name)
+	}
+	if s.expired(st, cfg) {
 		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "stream expired: %s", name)
 	}
 	return stream{st, cfg}, nil
 }
 
-func (s *Service) expired(cfg domain.StreamConfig) bool {
-	return cfg.ExpiresAtMs != 0 && s.cfg.Now().UnixMilli() >= cfg.ExpiresAtMs
+// touch looks a stream up for a read or write: the access renews its idle
+// TTL.
+func (s *Service) touch(name string) (stream, error) {
+	st, err := s.lookup(name)
+	if err == nil && st.cfg.IdleTTLSec > 0 {
+		s.access.touch(st.ID, s.cfg.Now().UnixMilli())
+	}
+	return st, err
+}
+
+// expired: past its absolute expiry, or idle for longer than its idle TTL.
+// A stream never touched in this process counts as accessed when the
+// process started (access times are kept in memory), so a restart can
+// lengthen an idle TTL but never cuts one short.
+func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
+	now := s.cfg.Now().UnixMilli()
+	if cfg.ExpiresAtMs != 0 && now >= cfg.ExpiresAtMs {
+		return true
+	}
+	if cfg.IdleTTLSec == 0 {
+		return false
+	}
+	last := max(st.CreatedMs, s.startMs, s.access.last(st.ID))
+	return now > last+int64(cfg.IdleTTLSec)*1000
 }
 
 // open makes this process the stream's writer if it is not already. A
@@ -122,7 +149,8 @@ func (s *Service) engineError(st stream, err error) error {
 			Message: "producer epoch is stale: the current epoch is " + itoa(pe.Epoch)}
 	case errors.As(err, &pe):
 		return &ports.StreamError{Kind: ports.ErrProducerGap, ExpectedSeq: pe.Expected, ReceivedSeq: pe.Received,
-			Message: "producer sequence gap: expected " + itoa(pe.Expected) + ", received " + itoa(pe.Received)}
+			ProducerNewEpoch: pe.NewEpoch,
+			Message:          "producer sequence gap: expected " + itoa(pe.Expected) + ", received " + itoa(pe.Received)}
 	case errors.Is(err, engine.ErrNotFound):
 		return ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", st.Name)
 	case errors.Is(err, engine.ErrNotOwner):

@@ -314,3 +314,51 @@ func TestReadPageSpansDataObjects(t *testing.T) {
 		t.Fatalf("one read across objects: %v up-to-date=%v %v", bodies(page.Records), page.UpToDate, err)
 	}
 }
+
+func TestIdleTTLSlidesWithReadsAndWritesNotHead(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	idle := domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}
+	for _, name := range []string{"/renewed", "/headed"} {
+		if _, _, err := p.svc.Create(ctx, name, idle, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.clock.advance(1500 * time.Millisecond)
+	if _, err := p.svc.Read(ctx, "/renewed", 0, ports.ReadLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.svc.Head(ctx, "/headed"); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.advance(1500 * time.Millisecond) // 3 s after create, 1.5 s after the read
+	if _, err := p.svc.Head(ctx, "/renewed"); err != nil {
+		t.Fatalf("a read did not renew the idle TTL: %v", err)
+	}
+	_, err := p.svc.Head(ctx, "/headed")
+	streamErr(t, err, ports.ErrStreamNotFound)
+	mustAppend(t, p, "/renewed", "x") // a write renews too
+	p.clock.advance(1900 * time.Millisecond)
+	if _, err := p.svc.Head(ctx, "/renewed"); err != nil {
+		t.Fatalf("a write did not renew the idle TTL: %v", err)
+	}
+	p.clock.advance(200 * time.Millisecond)
+	_, err = p.svc.Head(ctx, "/renewed")
+	streamErr(t, err, ports.ErrStreamNotFound)
+	if _, created, err := p.svc.Create(ctx, "/renewed", idle, nil, false); err != nil || !created {
+		t.Fatalf("re-creating an expired stream: created=%v %v", created, err)
+	}
+}
+
+func TestWriterSequenceMustIncrease(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	for _, seq := range []string{"09", "10"} {
+		if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs(seq), WriterSeq: seq}); err != nil {
+			t.Fatalf("writer seq %s: %v", seq, err)
+		}
+	}
+	_, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("x"), WriterSeq: "2"})
+	if se := streamErr(t, err, ports.ErrWriterSeq); se.WriterSeq != "10" || se.Next != 2 {
+		t.Fatalf("regression: %+v", se)
+	}
+}

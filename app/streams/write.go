@@ -17,11 +17,11 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 		cfg.ContentType = domain.DefaultContentType
 	}
 	for range 3 { // a lost race for the name is settled by reading the winner
-		if st, err := s.lookup(name); err == nil {
+		if st, err := s.touch(name); err == nil {
 			info, err := s.existing(ctx, st, cfg, close)
 			return info, false, err
 		} else if !errors.Is(err, ports.ErrStreamNotFound) {
-			return ports.StreamInfo{}, false, err
+			return ports.StreamInfo{}, false, goneIsConflict(err)
 		}
 		r, err := s.cfg.Plane.ProposeOne(ctx, &domain.CreateStream{By: s.cfg.By, Name: name,
 			Meta: domain.EncodeStreamConfig(cfg), Open: true, NowMs: s.cfg.Now().UnixMilli()})
@@ -92,7 +92,7 @@ func (s *Service) populate(ctx context.Context, name string, id uint64, initial 
 
 // Append writes records; see ports.Streams.
 func (s *Service) Append(ctx context.Context, name string, req ports.AppendRequest) (ports.AppendResult, error) {
-	st, err := s.lookup(name)
+	st, err := s.touch(name)
 	if err != nil {
 		return ports.AppendResult{}, err
 	}
@@ -100,8 +100,12 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 		return ports.AppendResult{}, err
 	}
 	res, err := s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
-		engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close})
+		engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
+	var seqErr *engine.WriterSeqError
 	switch {
+	case errors.As(err, &seqErr):
+		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrWriterSeq, WriterSeq: seqErr.Last, Next: res.Next, HasNext: true,
+			Message: fmt.Sprintf("writer sequence %q is not above the last accepted %q", req.WriterSeq, seqErr.Last)}
 	case errors.Is(err, engine.ErrSealed):
 		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed",
 			Next: res.Next, HasNext: true, Closed: true}
@@ -121,7 +125,7 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 
 // Trim drops records below seq; see ports.Streams.
 func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, error) {
-	st, err := s.lookup(name)
+	st, err := s.touch(name)
 	if err != nil {
 		return 0, err
 	}
@@ -148,6 +152,7 @@ func (s *Service) delete(ctx context.Context, st stream) error {
 	if err := s.cfg.Engine.Delete(ctx, st.ID); err != nil {
 		return s.engineError(st, err)
 	}
+	s.access.forget(st.ID)
 	return nil
 }
 
@@ -160,7 +165,7 @@ func (s *Service) dropExpired(ctx context.Context, name string) error {
 		return nil
 	}
 	cfg, err := domain.DecodeStreamConfig(st.Meta)
-	if err != nil || !s.expired(cfg) {
+	if err != nil || !s.expired(st, cfg) {
 		return err
 	}
 	err = s.delete(ctx, stream{st, cfg})

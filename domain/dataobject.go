@@ -9,7 +9,14 @@ import (
 // A data object holds committed records of one or more streams, laid out for
 // reads: a checksummed index, then one frame per stream. The index says
 // where each stream's frame is, so a reader fetches only its own range.
-var dataMagic = []byte("PDO1")
+//
+// The magic is the format version. PDO2 adds the writer sequence to each
+// section of the index; PDO1 objects, written before, still decode (with no
+// writer sequence). New objects are always PDO2.
+var (
+	dataMagicV1 = []byte("PDO1")
+	dataMagicV2 = []byte("PDO2")
+)
 
 // DataHeaderSize is enough to read the fixed part of a data object's start:
 // magic, index length and index CRC.
@@ -23,6 +30,16 @@ type Section struct {
 	// Producers is the stream's idempotent-producer state as of End, so it
 	// outlives the WAL objects it was first written in.
 	Producers []ProducerState
+	// WriterSeq is the stream's last accepted writer sequence as of End
+	// ("" for none, and in PDO1 objects), kept for the same reason.
+	WriterSeq string
+}
+
+// SectionState is the stream state a section carries besides its records:
+// what a new writer of the stream restores from its last section.
+type SectionState struct {
+	Producers []ProducerState
+	WriterSeq string
 }
 
 // ProducerState is one producer's dedup state: its last sequence and where
@@ -37,8 +54,9 @@ type ProducerState struct {
 func DataKey(id uint64) string { return fmt.Sprintf("data/%020d", id) }
 
 // EncodeDataObject lays out frames (one per stream, consecutive records)
-// with their producer tables, and returns the object and its sections.
-func EncodeDataObject(frames []Frame, producers [][]ProducerState) ([]byte, []Section) {
+// with each stream's state as of its frame's end (states[i] for frames[i];
+// missing entries are empty), and returns the object and its sections.
+func EncodeDataObject(frames []Frame, states []SectionState) ([]byte, []Section) {
 	secs := make([]Section, len(frames))
 	var body []byte
 	for i := range frames {
@@ -47,8 +65,8 @@ func EncodeDataObject(frames []Frame, producers [][]ProducerState) ([]byte, []Se
 		body = AppendFrame(body, f)
 		secs[i] = Section{Stream: f.Stream, Epoch: f.Epoch, Start: f.Offset, End: f.End(),
 			Offset: uint64(start), Length: uint64(len(body) - start)}
-		if i < len(producers) {
-			secs[i].Producers = producers[i]
+		if i < len(states) {
+			secs[i].Producers, secs[i].WriterSeq = states[i].Producers, states[i].WriterSeq
 		}
 	}
 	index := encodeIndex(secs)
@@ -57,7 +75,7 @@ func EncodeDataObject(frames []Frame, producers [][]ProducerState) ([]byte, []Se
 		secs[i].Offset += base
 	}
 	index = encodeIndex(secs) // same length: offsets are fixed-width
-	out := append([]byte(nil), dataMagic...)
+	out := append([]byte(nil), dataMagicV2...)
 	out = appendU32(out, uint32(len(index)))
 	out = appendU32(out, crc32.Checksum(index, castagnoli))
 	out = append(out, index...)
@@ -80,14 +98,28 @@ func encodeIndex(secs []Section) []byte {
 				e.uvarint(v)
 			}
 		}
+		e.str(s.WriterSeq)
 	}
 	return e.buf
+}
+
+// dataVersion returns the format version an object's magic names, or 0.
+func dataVersion(head []byte) int {
+	switch {
+	case len(head) < DataHeaderSize:
+		return 0
+	case bytes.Equal(head[:4], dataMagicV1):
+		return 1
+	case bytes.Equal(head[:4], dataMagicV2):
+		return 2
+	}
+	return 0
 }
 
 // DataIndexLength reads the index length from an object's first
 // DataHeaderSize bytes; the index ends at DataHeaderSize+length.
 func DataIndexLength(head []byte) (int, error) {
-	if len(head) < DataHeaderSize || !bytes.Equal(head[:4], dataMagic) {
+	if dataVersion(head) == 0 {
 		return 0, fmt.Errorf("%w: not a data object", ErrDecode)
 	}
 	return int(readU32(head[4:])), nil
@@ -107,6 +139,7 @@ func DecodeDataIndex(b []byte) ([]Section, error) {
 	if crc32.Checksum(index, castagnoli) != readU32(b[8:]) {
 		return nil, ErrChecksum
 	}
+	version := dataVersion(b)
 	d := &decoder{buf: index}
 	count := d.count(20)
 	secs := make([]Section, 0, count)
@@ -116,6 +149,9 @@ func DecodeDataIndex(b []byte) ([]Section, error) {
 		for j := d.count(5); j > 0 && d.err == nil; j-- {
 			s.Producers = append(s.Producers, ProducerState{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint(),
 				First: d.uvarint(), Next: d.uvarint()})
+		}
+		if version >= 2 {
+			s.WriterSeq = d.str()
 		}
 		secs = append(secs, s)
 	}

@@ -36,7 +36,11 @@ type Frame struct {
 	Epoch    uint64
 	Offset   uint64
 	Producer *ProducerStamp
-	Records  []Record
+	// WriterSeq is the append's writer sequence (Durable Streams
+	// Stream-Seq), "" for none. Like the producer stamp it rides with the
+	// records, so it is durable exactly when they are.
+	WriterSeq string
+	Records   []Record
 }
 
 // End returns the offset after the frame's last record.
@@ -60,6 +64,15 @@ var ErrChecksum = errors.New("domain: checksum mismatch")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// Bits of a frame's flags byte: which optional fields follow it. The byte
+// was a 0/1 producer presence flag before writer sequences, so older frames
+// decode unchanged.
+const (
+	frameHasProducer  = 1 << 0
+	frameHasWriterSeq = 1 << 1
+	frameKnownFlags   = frameHasProducer | frameHasWriterSeq
+)
+
 // AppendFrame appends f's framed encoding to b: u32 body length, u32 CRC-32C
 // of the body, body.
 func AppendFrame(b []byte, f *Frame) []byte {
@@ -67,13 +80,14 @@ func AppendFrame(b []byte, f *Frame) []byte {
 	e.uvarint(f.Stream)
 	e.uvarint(f.Epoch)
 	e.uvarint(f.Offset)
+	e.u8(frameFlags(f))
 	if p := f.Producer; p != nil {
-		e.u8(1)
 		e.str(p.ID)
 		e.uvarint(p.Epoch)
 		e.uvarint(p.Seq)
-	} else {
-		e.u8(0)
+	}
+	if f.WriterSeq != "" {
+		e.str(f.WriterSeq)
 	}
 	e.uvarint(uint64(len(f.Records)))
 	for i := range f.Records {
@@ -82,6 +96,17 @@ func AppendFrame(b []byte, f *Frame) []byte {
 	b = appendU32(b, uint32(len(e.buf)))
 	b = appendU32(b, crc32.Checksum(e.buf, castagnoli))
 	return append(b, e.buf...)
+}
+
+func frameFlags(f *Frame) uint8 {
+	var flags uint8
+	if f.Producer != nil {
+		flags |= frameHasProducer
+	}
+	if f.WriterSeq != "" {
+		flags |= frameHasWriterSeq
+	}
+	return flags
 }
 
 func appendRecord(e *encoder, r *Record) {
@@ -112,9 +137,7 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 	}
 	d := &decoder{buf: body, alias: true}
 	f := Frame{Stream: d.uvarint(), Epoch: d.uvarint(), Offset: d.uvarint()}
-	if d.boolean() {
-		f.Producer = &ProducerStamp{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint()}
-	}
+	decodeFrameOptions(d, &f)
 	count := d.count(3)
 	if count > 0 {
 		f.Records = make([]Record, count)
@@ -129,6 +152,25 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 		return Frame{}, 0, fmt.Errorf("%w: frame offsets overflow", ErrDecode)
 	}
 	return f, 8 + int(n), nil
+}
+
+// decodeFrameOptions reads the flags byte and the optional fields it
+// announces. Unknown bits are refused rather than skipped: they would mean
+// fields this version cannot place.
+func decodeFrameOptions(d *decoder, f *Frame) {
+	flags := d.u8()
+	if flags&^frameKnownFlags != 0 {
+		d.fail("unknown frame flags %#x", flags)
+		return
+	}
+	if flags&frameHasProducer != 0 {
+		f.Producer = &ProducerStamp{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint()}
+	}
+	if flags&frameHasWriterSeq != 0 {
+		if f.WriterSeq = d.str(); f.WriterSeq == "" && d.err == nil {
+			d.fail("empty writer sequence") // one encoding per frame: "" is no flag
+		}
+	}
 }
 
 func decodeRecord(d *decoder) Record {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/picomq/pico/domain"
 )
@@ -24,6 +25,8 @@ type ProducerError struct {
 	Kind               error
 	Epoch              uint64
 	Expected, Received uint64
+	// NewEpoch: a known producer's higher epoch did not start at 0.
+	NewEpoch bool
 }
 
 func (e *ProducerError) Error() string {
@@ -126,6 +129,8 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 		return AppendResult{First: s.next, Next: s.next}, nil, ErrSealed
 	case opts.MatchNext != nil && *opts.MatchNext != s.next:
 		return AppendResult{First: s.next, Next: s.next}, nil, ErrMatchFailed
+	case !s.writerSeqAbove(opts.WriterSeq):
+		return AppendResult{First: s.next, Next: s.next}, nil, &WriterSeqError{Last: s.writerSeq}
 	}
 	s.sealed = opts.Seal
 	if len(records) == 0 {
@@ -138,7 +143,7 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 		r.TimestampMs = ts
 		recs[i] = r
 	}
-	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: s.next, Producer: p, Records: recs}
+	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: s.next, Producer: p, WriterSeq: opts.WriterSeq, Records: recs}
 	end := f.End()
 	done := make(chan error, 1)
 	s.mu.Lock()
@@ -156,7 +161,17 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 	if p != nil {
 		s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: res.First, next: end}
 	}
+	if opts.WriterSeq != "" {
+		s.writerSeq = opts.WriterSeq
+	}
 	return res, done, nil
+}
+
+// writerSeqAbove reports whether an append's writer sequence may follow the
+// stream's last accepted one: none at all, or bytewise greater ("10" is
+// below "9": writers pad them).
+func (s *stream) writerSeqAbove(seq string) bool {
+	return seq == "" || strings.Compare(seq, s.writerSeq) > 0
 }
 
 // checkProducer applies the idempotent-producer rules: a stale epoch is
@@ -167,7 +182,7 @@ func (s *stream) checkProducer(p *domain.ProducerStamp) (AppendResult, bool, err
 	switch {
 	case !known || p.Epoch > cur.epoch:
 		if p.Seq != 0 {
-			return AppendResult{}, false, &ProducerError{Kind: ErrProducerGap, Epoch: p.Epoch, Expected: 0, Received: p.Seq}
+			return AppendResult{}, false, &ProducerError{Kind: ErrProducerGap, Epoch: p.Epoch, Expected: 0, Received: p.Seq, NewEpoch: known}
 		}
 	case p.Epoch < cur.epoch:
 		return AppendResult{}, false, &ProducerError{Kind: ErrProducerFenced, Epoch: cur.epoch, Received: p.Seq}

@@ -51,7 +51,9 @@ func (e *Engine) Compact(ctx context.Context, id uint64) (int, error) {
 	if err != nil || r.Code != domain.ResultOK {
 		return 0, fmt.Errorf("engine: reserve object id: %v %v", r, err)
 	}
-	obj, _ := domain.EncodeDataObject([]domain.Frame{merged}, [][]domain.ProducerState{last.Producers})
+	// The merged section ends where the run's last one did: its state holds.
+	obj, _ := domain.EncodeDataObject([]domain.Frame{merged},
+		[]domain.SectionState{{Producers: last.Producers, WriterSeq: last.WriterSeq}})
 	if err := e.putObject(ctx, domain.DataKey(r.Value), obj); err != nil {
 		return 0, err
 	}

@@ -184,7 +184,7 @@ func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64,
 		if err != nil {
 			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 		}
-		s.loadProducers(sec.Producers)
+		s.loadSection(sec)
 	}
 	if fence && prev.Owner != 0 && prev.OwnerEpoch != 0 {
 		frames, err := e.predecessorFrames(ctx, domain.Proposer{Node: prev.Owner, Epoch: prev.OwnerEpoch}, prev.ID)
@@ -206,9 +206,10 @@ func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64,
 }
 
 // rewrite makes recovered records durable in this process's own WAL, so the
-// next takeover needs to read only one predecessor.
+// next takeover needs to read only one predecessor. The frame carries the
+// writer sequence as of its end, which that takeover restores.
 func (e *Engine) rewrite(ctx context.Context, s *stream, from uint64) error {
-	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: from, Records: s.records[from-s.base:]}
+	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: from, WriterSeq: s.writerSeq, Records: s.records[from-s.base:]}
 	done := make(chan error, 1)
 	if err := e.cfg.WAL.Submit(f, func(err error) { done <- err }); err != nil {
 		return err
@@ -254,7 +255,8 @@ func (e *Engine) predecessorFrames(ctx context.Context, prev domain.Proposer, id
 }
 
 // lastSection returns the stream's section of the data object holding its
-// last committed record: it carries the producer state as of End.
+// last committed record: it carries the producer state and writer sequence
+// as of End.
 func (e *Engine) lastSection(ctx context.Context, st *domain.Stream) (domain.Section, error) {
 	v := e.cfg.Plane.View()
 	obj, ok := v.ObjectAt(st, st.End-1)

@@ -21,6 +21,7 @@ type stream struct {
 	lastTs    int64
 	sealed    bool // no more appends: decided under gate
 	producers map[string]producerState
+	writerSeq string // the last accepted writer sequence, "" for none
 
 	mu        sync.Mutex
 	base      uint64          // offset of records[0]
@@ -32,6 +33,8 @@ type stream struct {
 	// durableProducers is the producer state as of confirmed: what a data
 	// object written now must carry.
 	durableProducers map[string]domain.ProducerState
+	// durableWriterSeq is the writer sequence as of confirmed, likewise.
+	durableWriterSeq string
 }
 
 // producerState is the dedup state of one idempotent producer: the last
@@ -48,13 +51,14 @@ func newStream(id, epoch, start uint64) *stream {
 		durableProducers: map[string]domain.ProducerState{}}
 }
 
-// loadProducers installs producer state read from the stream's last data
-// object.
-func (s *stream) loadProducers(ps []domain.ProducerState) {
-	for _, p := range ps {
+// loadSection installs the producer state and writer sequence read from
+// the section of the stream's last data object.
+func (s *stream) loadSection(sec domain.Section) {
+	for _, p := range sec.Producers {
 		s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: p.First, next: p.Next}
 		s.durableProducers[p.ID] = p
 	}
+	s.writerSeq, s.durableWriterSeq = sec.WriterSeq, sec.WriterSeq
 }
 
 // load installs recovered frames (offsets from s.next on) as durable.
@@ -74,6 +78,9 @@ func (s *stream) load(frames []domain.Frame) {
 			s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: f.Offset, next: f.End()}
 			s.durableProducers[p.ID] = domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: f.End()}
 		}
+		if f.WriterSeq != "" {
+			s.writerSeq, s.durableWriterSeq = f.WriterSeq, f.WriterSeq
+		}
 	}
 	s.confirmed = s.next
 }
@@ -92,6 +99,9 @@ func (s *stream) durable(f *domain.Frame, err error) {
 		s.confirmed = end
 		if p := f.Producer; p != nil {
 			s.durableProducers[p.ID] = domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: end}
+		}
+		if f.WriterSeq != "" {
+			s.durableWriterSeq = f.WriterSeq
 		}
 	}
 	close(s.changed)

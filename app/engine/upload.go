@@ -10,11 +10,12 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
-// uploadPart is one stream's durable, uncommitted records.
+// uploadPart is one stream's durable, uncommitted records, with the stream
+// state as of their end.
 type uploadPart struct {
-	s         *stream
-	frame     domain.Frame
-	producers []domain.ProducerState
+	s     *stream
+	frame domain.Frame
+	state domain.SectionState
 }
 
 // reservationTTLMs bounds how long an object id stays reserved: an upload
@@ -52,11 +53,11 @@ func (e *Engine) uploadOnce(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("engine: reserve object id: %v %v", r, err)
 	}
 	id := r.Value
-	frames, producers := make([]domain.Frame, len(parts)), make([][]domain.ProducerState, len(parts))
+	frames, states := make([]domain.Frame, len(parts)), make([]domain.SectionState, len(parts))
 	for i, p := range parts {
-		frames[i], producers[i] = p.frame, p.producers
+		frames[i], states[i] = p.frame, p.state
 	}
-	obj, _ := domain.EncodeDataObject(frames, producers)
+	obj, _ := domain.EncodeDataObject(frames, states)
 	if err := e.putObject(ctx, domain.DataKey(id), obj); err != nil {
 		return 0, err
 	}
@@ -85,17 +86,25 @@ func (e *Engine) collect() []uploadPart {
 		s.mu.Lock()
 		if s.failed == nil && s.confirmed > s.committed {
 			recs := s.records[s.committed-s.base : s.confirmed-s.base]
-			p := uploadPart{s: s, frame: domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: s.committed, Records: recs}}
-			for _, ps := range s.durableProducers {
-				p.producers = append(p.producers, ps)
-			}
-			sort.Slice(p.producers, func(i, j int) bool { return p.producers[i].ID < p.producers[j].ID })
+			p := uploadPart{s: s, frame: domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: s.committed, Records: recs},
+				state: s.durableState()}
 			parts = append(parts, p)
 			size += p.frame.Size()
 		}
 		s.mu.Unlock()
 	}
 	return parts
+}
+
+// durableState is the stream state as of confirmed, producers sorted so an
+// object's bytes do not depend on map order. The caller holds s.mu.
+func (s *stream) durableState() domain.SectionState {
+	st := domain.SectionState{WriterSeq: s.durableWriterSeq}
+	for _, ps := range s.durableProducers {
+		st.Producers = append(st.Producers, ps)
+	}
+	sort.Slice(st.Producers, func(i, j int) bool { return st.Producers[i].ID < st.Producers[j].ID })
+	return st
 }
 
 // commit commits the object with one range per part. Streams this process

@@ -357,7 +357,7 @@ func TestWriterSequenceMustIncrease(t *testing.T) {
 			t.Fatalf("writer seq %s: %v", seq, err)
 		}
 	}
-	_, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("x"), WriterSeq: "2"})
+	_, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("x"), WriterSeq: "1"}) // bytewise below "10"
 	if se := streamErr(t, err, ports.ErrWriterSeq); se.WriterSeq != "10" || se.Next != 2 {
 		t.Fatalf("regression: %+v", se)
 	}

@@ -1,36 +1,23 @@
 package picohttp
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/adapters/internal/livehttp"
 )
 
 // readBody reads the request body, at most cfg.MaxBodyBytes of it; a larger
 // body is an *http.MaxBytesError (413).
 func (s *server) readBody(c echo.Context) ([]byte, error) {
-	r := c.Request()
-	limit := s.cfg.MaxBodyBytes
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
-	}
-	// The unwrapped writer lets net/http close the connection after a 413
-	// instead of draining the rest of the body.
-	body := http.MaxBytesReader(c.Response().Writer, r.Body, limit)
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	if _, err := buf.ReadFrom(body); err != nil {
+	body, err := livehttp.ReadBody(c.Response().Writer, c.Request(), s.cfg.MaxBodyBytes)
+	if err != nil {
 		return nil, bodyError(err)
 	}
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 // bodyIsEmpty reports whether the request has no body, reading at most one

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/livehttp"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -29,52 +30,38 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	if err != nil {
 		return err // before the headers, so a 404 is still possible
 	}
-	es := startEventStream(c.Response(), c.Response().Writer, s.keepAlive)
+	es := livehttp.Start(c.Response(), c.Response().Writer, livehttp.Options{KeepAlive: s.keepAlive})
 	end := time.NewTimer(s.cfg.SSEMaxDuration)
 	defer end.Stop()
 	announced := false // an up-to-date control event went out since the last data
 	for {
 		for i := range res.Records {
 			seq := res.From + uint64(i)
-			_ = es.send("data", strconv.FormatUint(seq, 10), recordJSON(seq, res.Records[i]))
+			_ = es.Send("data", strconv.FormatUint(seq, 10), recordJSON(seq, res.Records[i]))
 			announced = false
 		}
 		if res.UpToDate && res.Closed {
-			_ = es.send("control", "", controlJSON(controlEvent{NextSeq: res.Next, UpToDate: true, Closed: true}))
+			_ = es.Send("control", "", controlJSON(controlEvent{NextSeq: res.Next, UpToDate: true, Closed: true}))
 			return nil
 		}
 		if res.UpToDate && !announced {
-			_ = es.send("control", "", controlJSON(controlEvent{NextSeq: res.Next, UpToDate: true}))
+			_ = es.Send("control", "", controlJSON(controlEvent{NextSeq: res.Next, UpToDate: true}))
 			announced = true
 		}
-		if es.err != nil {
+		if es.Err() != nil {
 			return nil
 		}
 		if res.UpToDate || len(res.Records) == 0 {
-			if !es.wait(ctx, res.Changed, s.cfg.Done, end.C) {
+			if !es.Wait(ctx, res.Changed, s.cfg.Done, end.C) {
 				return nil
 			}
-		} else if ended(ctx.Done(), s.cfg.Done, end.C) {
+		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end.C) {
 			return nil
 		}
 		if res, err = s.streams.Read(ctx, name, res.Next, rr.limits); err != nil {
 			s.logStreamEnd(name, err)
 			return nil
 		}
-	}
-}
-
-// ended reports, without blocking, whether any of the end signals fired.
-func ended(ctxDone, stop <-chan struct{}, end <-chan time.Time) bool {
-	select {
-	case <-ctxDone:
-		return true
-	case <-stop:
-		return true
-	case <-end:
-		return true
-	default:
-		return false
 	}
 }
 

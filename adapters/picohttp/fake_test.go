@@ -247,6 +247,11 @@ func (f *fakeStreams) Delete(_ context.Context, name string) error {
 	return nil
 }
 
+// Fork is not part of the Pico protocol.
+func (f *fakeStreams) Fork(context.Context, string, ports.ForkRequest) (ports.StreamInfo, bool, error) {
+	return ports.StreamInfo{}, false, ports.Errorf(ports.ErrBadRequest, "the fake does not fork")
+}
+
 func (f *fakeStreams) List(_ context.Context, prefix, startAfter string, limit int) (ports.ListPage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

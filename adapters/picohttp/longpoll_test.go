@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/picomq/pico/ports"
 )
 
 func TestLongPollAnswersAtOnceWithData(t *testing.T) {
@@ -107,24 +105,4 @@ func TestLongPollEndsWithTheClient(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
 	wantStatus(t, rec, http.StatusNoContent)
-}
-
-// TestAwaitRecordsRereadsOnChange: a change that brings nothing for this
-// reader (a trim, say) does not end the wait.
-func TestAwaitRecordsRereadsOnChange(t *testing.T) {
-	changes := make(chan chan struct{}, 3)
-	reads := 0
-	read := func() (ports.ReadResult, error) {
-		reads++
-		ch := make(chan struct{})
-		if reads < 3 {
-			close(ch) // changed at once, but still empty
-		}
-		changes <- ch
-		return ports.ReadResult{UpToDate: reads < 3, Records: nil, Changed: ch}, nil
-	}
-	res, err := awaitRecords(context.Background(), nil, time.Hour, read)
-	if err != nil || reads != 3 || res.UpToDate {
-		t.Fatalf("reads %d, res %+v, err %v", reads, res, err)
-	}
 }

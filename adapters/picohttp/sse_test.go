@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -261,23 +260,5 @@ func TestSSEEndsWhenClientLeaves(t *testing.T) {
 	case <-finished:
 	case <-time.After(5 * time.Second):
 		t.Fatal("handler still running after the client left")
-	}
-}
-
-func TestSplitLines(t *testing.T) {
-	for in, want := range map[string][]string{
-		"":            {""},
-		"a":           {"a"},
-		"a\nb":        {"a", "b"},
-		"a\r\nb\rc\n": {"a", "b", "c", ""},
-		"\r\r\n":      {"", "", ""},
-	} {
-		var got []string
-		for _, l := range splitLines([]byte(in)) {
-			got = append(got, string(l))
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("splitLines(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

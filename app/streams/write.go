@@ -57,7 +57,7 @@ func (s *Service) existing(ctx context.Context, st stream, cfg domain.StreamConf
 	switch {
 	case !domain.SameContentType(st.cfg.ContentType, cfg.ContentType):
 		return info, conflict("stream exists with content type " + st.cfg.ContentType)
-	case st.cfg.TTLSec != cfg.TTLSec || st.cfg.ExpiresAtMs != cfg.ExpiresAtMs:
+	case st.cfg.TTLSec != cfg.TTLSec || st.cfg.ExpiresAtMs != cfg.ExpiresAtMs || st.cfg.IdleTTLSec != cfg.IdleTTLSec:
 		return info, conflict("stream exists with a different TTL or expiry")
 	case info.Closed != close:
 		return info, conflict(fmt.Sprintf("stream exists with closed=%v", info.Closed))

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/picomq/pico/adapters/adminhttp"
-	"github.com/picomq/pico/adapters/picohttp"
 	"github.com/picomq/pico/adapters/sqllog"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/domain"
@@ -42,8 +40,9 @@ type serveFlags struct {
 	clusterID   string
 	protocol    string
 	routing     string
-	longPollSec uint
-	sseMaxSec   uint
+	dsListen    string
+	longPollSec float64
+	sseMaxSec   float64
 	maxBody     uint64
 	maxChunk    uint64
 	auth        string
@@ -70,10 +69,11 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
-	fs.StringVar(&f.protocol, "protocol", "pico", "wire protocol of the listener: pico (ds arrives with the Durable Streams listener)")
+	fs.StringVar(&f.protocol, "protocol", "pico", "wire protocol of --listen: pico or ds (Durable Streams)")
+	fs.StringVar(&f.dsListen, "ds-listen", "", "also serve Durable Streams on this address, beside --listen")
 	fs.StringVar(&f.routing, "routing", "redirect", "redirect: answer 307 to a stream's owner; local: serve every request here")
-	fs.UintVar(&f.longPollSec, "long-poll-timeout-sec", 25, "how long a long-poll read waits for new records")
-	fs.UintVar(&f.sseMaxSec, "sse-max-duration-sec", 55, "how long one SSE response lasts before the client reconnects")
+	fs.Float64Var(&f.longPollSec, "long-poll-timeout-sec", 25, "how long a long-poll read waits for new records (fractions allowed)")
+	fs.Float64Var(&f.sseMaxSec, "sse-max-duration-sec", 55, "how long one SSE response lasts before the client reconnects")
 	fs.Uint64Var(&f.maxBody, "max-body-size", 8<<20, "largest request body in bytes (larger gets 413)")
 	fs.Uint64Var(&f.maxChunk, "max-chunk-size", 64<<10, "bytes of records one read returns when the reader sets no limit")
 	fs.StringVar(&f.auth, "auth", "off", "off (authentication is not implemented yet)")
@@ -89,14 +89,18 @@ func (f *serveFlags) validate() error {
 	switch {
 	case f.nodeID == 0 || f.nodeID > 1<<31:
 		return fmt.Errorf("--node-id must be between 1 and %d", 1<<31)
-	case f.protocol != "pico":
-		return fmt.Errorf("--protocol %q: only pico is served so far", f.protocol)
+	case f.protocol != "pico" && f.protocol != "ds":
+		return fmt.Errorf("--protocol %q: want pico or ds", f.protocol)
 	case f.routing != "redirect" && f.routing != "local":
 		return fmt.Errorf("--routing %q: want redirect or local", f.routing)
 	case f.auth != "off":
 		return fmt.Errorf("--auth %q: only off is implemented so far", f.auth)
 	case !f.allowRemote && !isLoopback(f.listen):
 		return fmt.Errorf("--listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.listen)
+	case f.dsListen != "" && !f.allowRemote && !isLoopback(f.dsListen):
+		return fmt.Errorf("--ds-listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.dsListen)
+	case f.longPollSec <= 0 || f.sseMaxSec <= 0:
+		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:
 		return errors.New("--max-body-size and --max-chunk-size must be positive")
 	}
@@ -140,25 +144,25 @@ func serve(args []string) error {
 	if err := f.storageConfig(ctx, &cfg); err != nil {
 		return err
 	}
-	// The protocol port is bound before the node registers, so the address
+	// Protocol ports are bound before the node registers, so the address
 	// it advertises is the real one even for --listen HOST:0.
-	ln, err := net.Listen("tcp", f.listen)
+	ls, err := f.bindListeners()
 	if err != nil {
-		return fmt.Errorf("listener: %w", err)
+		return err
 	}
-	defer ln.Close()
+	defer ls.closeAll()
 	if cfg.Address == "" {
-		cfg.Address = "http://" + ln.Addr().String()
+		cfg.Address = "http://" + ls[0].ln.Addr().String()
 	}
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer n.Close() // last: the WAL makes every buffered append durable
+	defer n.Close() // last: streams handed back, the WAL makes every buffered append durable
 	done := make(chan struct{})
-	pico := &http.Server{Handler: picohttp.New(f.picoConfig(n, done, logger)), ReadHeaderTimeout: 10 * time.Second,
-		Protocols: serverProtocols()}
-	go serveOn(pico, ln, "protocol", logger)
+	for _, l := range ls {
+		l.serve(f.protocolHandler(l.protocol, n, done, logger), logger)
+	}
 	var admin *http.Server
 	adminAt := "off"
 	if !f.noAdmin {
@@ -166,66 +170,14 @@ func serve(args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("serving on http://%s (advertised as %s)\nadmin on %s\n", ln.Addr(), cfg.Address, adminAt)
+	for _, l := range ls[1:] {
+		fmt.Printf("%s on http://%s\n", l.protocol, l.ln.Addr())
+	}
+	fmt.Printf("serving on http://%s (advertised as %s)\nadmin on %s\n", ls[0].ln.Addr(), cfg.Address, adminAt)
 	logger.Info("pico node serving", "node", f.nodeID, "epoch", n.Epoch(), "cluster", f.clusterID,
-		"meta", redactURL(f.metaURL), "storage", f.storage)
+		"protocol", f.protocol, "meta", redactURL(f.metaURL), "storage", f.storage)
 	<-ctx.Done()
-	return shutdown(n, pico, admin, done, time.Duration(f.drainSec)*time.Second, logger)
-}
-
-func (f *serveFlags) picoConfig(n *node.Node, done <-chan struct{}, logger *slog.Logger) picohttp.Config {
-	return picohttp.Config{Streams: n.Streams(), Routing: f.routing,
-		LongPollTimeout: time.Duration(f.longPollSec) * time.Second,
-		SSEMaxDuration:  time.Duration(f.sseMaxSec) * time.Second,
-		MaxBodyBytes:    int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger}
-}
-
-// serverProtocols serves HTTP/1.1 and, on the same port, HTTP/2 without TLS
-// (h2c with prior knowledge).
-func serverProtocols() *http.Protocols {
-	p := &http.Protocols{}
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	return p
-}
-
-func serveOn(srv *http.Server, ln net.Listener, what string, logger *slog.Logger) {
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		logger.Error(what+" listener stopped", "err", err)
-	}
-}
-
-func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("admin listener: %w", err)
-	}
-	srv := &http.Server{Handler: adminhttp.New(n, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
-	go serveOn(srv, ln, "admin", logger)
-	return srv, "http://" + ln.Addr().String(), nil
-}
-
-// shutdown drains (not ready, still serving), ends long-polls and SSE
-// responses, stops the listeners once in-flight requests finish, and
-// returns; the caller then closes the node, whose WAL makes every buffered
-// append durable.
-func shutdown(n *node.Node, pico, admin *http.Server, done chan struct{}, drain time.Duration, logger *slog.Logger) error {
-	n.Drain()
-	if drain > 0 {
-		logger.Info("draining before shutdown", "for", drain)
-		time.Sleep(drain)
-	}
-	close(done)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := pico.Shutdown(ctx); err != nil {
-		logger.Warn("protocol listener did not stop cleanly", "err", err)
-	}
-	if admin != nil {
-		_ = admin.Shutdown(ctx)
-	}
-	logger.Info("pico node stopped")
-	return nil
+	return shutdown(n, ls, admin, done, time.Duration(f.drainSec)*time.Second, logger)
 }
 
 func openMetaLog(ctx context.Context, url string) (*sqllog.Log, error) {

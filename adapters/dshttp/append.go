@@ -1,0 +1,144 @@
+package dshttp
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// maxProducerIDBytes bounds a producer id, which every append of the
+// producer stores; the Pico protocol has the same bound.
+const maxProducerIDBytes = 256
+
+// maxSafeInteger is 2^53-1, the largest integer JavaScript clients hold
+// exactly: producer epochs and sequences stay within it.
+const maxSafeInteger = 1<<53 - 1
+
+// append handles POST: an append, an append that closes the stream, or a
+// close without data. Checks run in the protocol's order: missing stream,
+// producer headers, body, content type, then the service's own checks
+// (closed, producer, Stream-Seq).
+func (s *server) append(c echo.Context, name string) error {
+	r := c.Request()
+	// Head finds a missing stream first and gives the content type to check.
+	info, err := s.streams.Head(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	producer, err := producerStamp(r.Header)
+	if err != nil {
+		return err
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	req := ports.AppendRequest{Producer: producer, Close: closedHeader(r.Header)}
+	if len(body) == 0 {
+		if !req.Close {
+			return badRequest("empty body: an append needs data, or %s: true to close", headerClosed)
+		}
+		// A close carries no data, so its content type is not checked.
+		return s.writeAppend(c, name, info, req)
+	}
+	if req.Records, err = appendRecords(r.Header, info, body); err != nil {
+		return err
+	}
+	req.WriterSeq = r.Header.Get(headerSeq)
+	return s.writeAppend(c, name, info, req)
+}
+
+// appendRecords checks an append body's content type against the stream's
+// and decodes it into records.
+func appendRecords(h http.Header, info ports.StreamInfo, body []byte) ([]domain.Record, error) {
+	contentType := h.Get(echo.HeaderContentType)
+	stored := contentTypeOf(info.Config)
+	switch {
+	case contentType == "":
+		return nil, badRequest("an append with a body needs a Content-Type")
+	case info.Closed:
+		// Closed comes before every other check; the service answers 409,
+		// or acknowledges a retry of the append that closed the stream.
+		records, err := bodyRecords(stored, body, false)
+		if err != nil {
+			return nil, closedError(info.Next)
+		}
+		return records, nil
+	case !domain.SameContentType(contentType, stored):
+		return nil, statusError(http.StatusConflict, "Content-Type %s does not match the stream's %s", clip(contentType), clip(stored))
+	}
+	return bodyRecords(stored, body, false)
+}
+
+// writeAppend appends and answers: 200 when a producer wrote new data,
+// else 204 (a plain append, a duplicate, a close).
+func (s *server) writeAppend(c echo.Context, name string, info ports.StreamInfo, req ports.AppendRequest) error {
+	res, err := s.streams.Append(c.Request().Context(), name, req)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, contentTypeOf(info.Config))
+	h.Set(headerNextOffset, formatOffset(res.Next))
+	if res.Closed {
+		h.Set(headerClosed, "true")
+	}
+	if p := req.Producer; p != nil {
+		setUint(h, headerProducerEpoch, p.Epoch)
+		setUint(h, headerProducerSeq, acceptedSeq(p, res))
+	}
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	if req.Producer != nil && !res.Duplicate && len(req.Records) > 0 {
+		return c.NoContent(http.StatusOK)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// acceptedSeq is the producer's last accepted sequence after res: the
+// request's own when it was accepted, the earlier one on a duplicate.
+func acceptedSeq(p *domain.ProducerStamp, res ports.AppendResult) uint64 {
+	if res.Duplicate {
+		return res.ProducerSeq
+	}
+	return p.Seq
+}
+
+// producerStamp reads the idempotent-producer headers: all three or none.
+func producerStamp(h http.Header) (*domain.ProducerStamp, error) {
+	id, hasID := header(h, headerProducerID)
+	epochText, hasEpoch := header(h, headerProducerEpoch)
+	seqText, hasSeq := header(h, headerProducerSeq)
+	switch {
+	case !hasID && !hasEpoch && !hasSeq:
+		return nil, nil
+	case !hasID || !hasEpoch || !hasSeq:
+		return nil, badRequest("an idempotent append needs all of %s, %s and %s", headerProducerID, headerProducerEpoch, headerProducerSeq)
+	case id == "":
+		return nil, badRequest("%s is empty", headerProducerID)
+	case len(id) > maxProducerIDBytes:
+		return nil, badRequest("%s is %d bytes; the limit is %d", headerProducerID, len(id), maxProducerIDBytes)
+	}
+	epoch, err := producerNumber(headerProducerEpoch, epochText)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := producerNumber(headerProducerSeq, seqText)
+	if err != nil {
+		return nil, err
+	}
+	return &domain.ProducerStamp{ID: id, Epoch: epoch, Seq: seq}, nil
+}
+
+// producerNumber parses a producer epoch or sequence: digits, at most
+// 2^53-1.
+func producerNumber(field, v string) (uint64, error) {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if !isDigits(v) || err != nil || n > maxSafeInteger {
+		return 0, badRequest("%s must be an integer from 0 to %d, got %s", field, uint64(maxSafeInteger), clip(v))
+	}
+	return n, nil
+}

@@ -1,0 +1,177 @@
+package dshttp
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCreate(t *testing.T) {
+	h := newHarness(t)
+	rec := h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain")
+	wantStatus(t, rec, http.StatusCreated)
+	wantHeaders(t, rec, "Location", "http://example.com/v1/stream/a", "Content-Type", "text/plain",
+		"Stream-Next-Offset", off(0), "Stream-Closed", "", "Cache-Control", "no-store")
+	if u, err := url.Parse(rec.Header().Get("Location")); err != nil || !u.IsAbs() {
+		t.Errorf("Location %q is not absolute", rec.Header().Get("Location"))
+	}
+	// The same config again: 200, no Location.
+	rec = h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "TEXT/PLAIN")
+	wantStatus(t, rec, http.StatusOK)
+	wantHeaders(t, rec, "Location", "", "Content-Type", "text/plain", "Stream-Next-Offset", off(0))
+	// Another config: 409.
+	wantError(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "application/json"), http.StatusConflict, "")
+	wantStatus(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain", "Stream-TTL", "60"), http.StatusConflict)
+	wantStatus(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusConflict)
+}
+
+// TestCreateEchoesTheContentType: the stored string comes back as is, and
+// a create without one gets the default.
+func TestCreateEchoesTheContentType(t *testing.T) {
+	h := newHarness(t)
+	for name, ct := range map[string]string{"/a": "text/plain", "/b": "application/json; charset=utf-8", "/c": "Application/X-Custom"} {
+		wantHeaders(t, h.do(http.MethodPut, name, nil, "Content-Type", ct), "Content-Type", ct)
+		wantHeaders(t, h.do(http.MethodHead, name, nil), "Content-Type", ct)
+	}
+	wantHeaders(t, h.do(http.MethodPut, "/d", nil), "Content-Type", "application/octet-stream")
+}
+
+func TestCreateLocationScheme(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		tls     bool
+		headers []string
+		want    string
+	}{
+		{false, nil, "http://ds.test:4437/p/"},
+		{true, nil, "https://ds.test:4437/p/"},
+		{false, []string{"X-Forwarded-Proto", "https"}, "https://ds.test:4437/p/"},
+		{true, []string{"X-Forwarded-Proto", "HTTP, https"}, "http://ds.test:4437/p/"},
+		{false, []string{"X-Forwarded-Proto", "gopher"}, "http://ds.test:4437/p/"},
+	} {
+		name := "/p/" + strings.Repeat("x", len(h.fake.streams)+1)
+		req := httptest.NewRequest(http.MethodPut, "http://ds.test:4437"+name, nil)
+		if tc.tls {
+			req.TLS = &tls.ConnectionState{}
+		}
+		for i := 0; i+1 < len(tc.headers); i += 2 {
+			req.Header.Set(tc.headers[i], tc.headers[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.h.ServeHTTP(rec, req)
+		wantStatus(t, rec, http.StatusCreated)
+		wantHeaders(t, rec, "Location", tc.want+strings.TrimPrefix(name, "/p/"))
+	}
+}
+
+func TestCreateTTL(t *testing.T) {
+	h := newHarness(t)
+	for i, v := range []string{"abc", "-1", "00060", "+60", "60.5", "1e3", "", " 60", "18446744073709551616"} {
+		rec := h.do(http.MethodPut, "/bad"+string(rune('a'+i)), nil, "Stream-TTL", v)
+		wantError(t, rec, http.StatusBadRequest, "Stream-TTL")
+	}
+	if len(h.fake.streams) != 0 {
+		t.Fatal("a bad TTL created a stream")
+	}
+	h.create("/ok", "Stream-TTL", "60")
+	if got := h.fake.streams["/ok"].cfg; got.IdleTTLSec != 60 || got.TTLSec != 0 || got.ExpiresAtMs != 0 {
+		t.Errorf("config %+v: Stream-TTL is the idle TTL", got)
+	}
+	h.create("/zero", "Stream-TTL", "0")
+	wantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "60"), http.StatusOK)
+	wantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "61"), http.StatusConflict)
+}
+
+func TestCreateExpiresAt(t *testing.T) {
+	h := newHarness(t)
+	for i, v := range []string{"2100-01-01T00:00:00Z", "2100-01-01T00:00:00+00:00", "2100-01-01T00:00:00.123Z", "2100-01-01T01:00:00+01:00"} {
+		name := "/ok" + string(rune('a'+i))
+		h.create(name, "Stream-Expires-At", v)
+		want := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+		if i == 2 {
+			want += 123
+		}
+		if got := h.fake.streams[name].cfg.ExpiresAtMs; got != want {
+			t.Errorf("%q stored as %d, want %d", v, got, want)
+		}
+	}
+	for _, v := range []string{"tomorrow", "2100-01-01", "2100-01-01 00:00:00Z", "4102444800000", "", "1969-12-31T23:59:59Z"} {
+		wantError(t, h.do(http.MethodPut, "/bad", nil, "Stream-Expires-At", v), http.StatusBadRequest, "Stream-Expires-At")
+	}
+	wantError(t, h.do(http.MethodPut, "/both", nil, "Stream-TTL", "60", "Stream-Expires-At", "2100-01-01T00:00:00Z"),
+		http.StatusBadRequest, "not both")
+}
+
+func TestCreateClosed(t *testing.T) {
+	h := newHarness(t)
+	rec := h.do(http.MethodPut, "/c", []byte("all of it"), "Content-Type", "text/plain", "Stream-Closed", "TRUE")
+	wantStatus(t, rec, http.StatusCreated)
+	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
+	wantStatus(t, h.do(http.MethodPut, "/c", nil, "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusOK)
+	// Only "true" counts; anything else is no header at all.
+	for i, v := range []string{"false", "1", "yes", ""} {
+		rec := h.do(http.MethodPut, "/open"+string(rune('a'+i)), nil, "Stream-Closed", v)
+		wantStatus(t, rec, http.StatusCreated)
+		wantHeaders(t, rec, "Stream-Closed", "")
+	}
+}
+
+func TestCreateWithInitialBody(t *testing.T) {
+	h := newHarness(t)
+	rec := h.do(http.MethodPut, "/b", []byte{0, 1, 2, 0xff}, "Content-Type", "application/octet-stream")
+	wantStatus(t, rec, http.StatusCreated)
+	wantHeaders(t, rec, "Stream-Next-Offset", off(1))
+	if got := h.fake.records("/b"); len(got) != 1 || !bytes.Equal(got[0].Body, []byte{0, 1, 2, 0xff}) {
+		t.Errorf("records %v", got)
+	}
+	// JSON bodies flatten like appends, and [] creates an empty stream.
+	rec = h.do(http.MethodPut, "/j", []byte(` [ {"a": 1}, [2, 3] ] `), "Content-Type", "application/json")
+	wantStatus(t, rec, http.StatusCreated)
+	wantHeaders(t, rec, "Stream-Next-Offset", off(2))
+	rec = h.do(http.MethodPut, "/empty", []byte("[]"), "Content-Type", "application/json")
+	wantStatus(t, rec, http.StatusCreated)
+	wantHeaders(t, rec, "Stream-Next-Offset", off(0))
+	wantError(t, h.do(http.MethodPut, "/bad", []byte("{"), "Content-Type", "application/json"), http.StatusBadRequest, "JSON")
+}
+
+// TestCreateReadsChunkedBodies: a body without Content-Length is read.
+func TestCreateReadsChunkedBodies(t *testing.T) {
+	h := newHarness(t)
+	req := httptest.NewRequest(http.MethodPut, "/chunked", io.NopCloser(strings.NewReader("streamed")))
+	req.ContentLength = -1
+	req.Header.Set("Content-Type", "text/plain")
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	wantStatus(t, rec, http.StatusCreated)
+	if got := h.fake.records("/chunked"); len(got) != 1 || string(got[0].Body) != "streamed" {
+		t.Errorf("records %v", got)
+	}
+}
+
+func TestCreateBodyLimit(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 4 })
+	wantError(t, h.do(http.MethodPut, "/big", []byte("12345")), http.StatusRequestEntityTooLarge, "limit")
+	wantStatus(t, h.do(http.MethodPut, "/fits", []byte("1234")), http.StatusCreated)
+}
+
+// TestCreateRefusesForks: forks are not served yet, but the header rules
+// that need no fork are checked.
+func TestCreateRefusesForks(t *testing.T) {
+	h := newHarness(t)
+	h.create("/src")
+	rec := h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src")
+	wantError(t, rec, http.StatusNotImplemented, "forks are not supported yet")
+	wantHeaders(t, rec, "Stream-Forked-From", "")
+	for _, hdr := range []string{"Stream-Fork-Sub-Offset", "Stream-Fork-Offset"} {
+		wantError(t, h.do(http.MethodPut, "/fork", nil, hdr, "0"), http.StatusBadRequest, "Stream-Forked-From")
+	}
+	if _, ok := h.fake.streams["/fork"]; ok {
+		t.Error("a refused fork created a stream")
+	}
+}

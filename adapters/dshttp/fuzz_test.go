@@ -1,0 +1,154 @@
+package dshttp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/domain"
+)
+
+// FuzzHandler sends arbitrary requests to the handler backed by the fake
+// (which never fails): no panic, no 5xx but 503 and 501, and every
+// response is well formed.
+func FuzzHandler(f *testing.F) {
+	fake := newFakeStreams()
+	fake.owners["/remote"] = "http://other:4437/"
+	srv := newServer(Config{Streams: fake, LongPollTimeout: 50 * time.Microsecond, SSEMaxDuration: 200 * time.Microsecond,
+		MaxBodyBytes: 1 << 16, MaxChunkBytes: 16, Logger: slog.New(slog.DiscardHandler)})
+	handler := srv.handler()
+
+	for _, seed := range []struct {
+		method, target, headers string
+		body                    []byte
+	}{
+		{"GET", "/s", "", nil},
+		{"GET", "/s?offset=0000000000000000_0000000000000001", "If-None-Match: *", nil},
+		{"GET", "/s?offset=now&live=long-poll&cursor=5", "", nil},
+		{"GET", "/j?offset=-1&live=sse", "", nil},
+		{"GET", "/closed?offset=now&live=sse", "", nil},
+		{"GET", "/s?offset=0_1%2C0_2", "", nil},
+		{"HEAD", "/closed", "", nil},
+		{"PUT", "/new", "Content-Type: text/plain\nStream-TTL: 10\nStream-Closed: true", []byte("first")},
+		{"PUT", "/new", "Stream-Expires-At: 2100-01-01T00:00:00Z", nil},
+		{"PUT", "/j2", "Content-Type: application/json", []byte("[]")},
+		{"PUT", "/fork", "Stream-Forked-From: /s\nStream-Fork-Offset: 0_0", nil},
+		{"POST", "/j", "Content-Type: application/json", []byte(`[{"a":1},[2]]`)},
+		{"POST", "/s", "Content-Type: text/plain\nProducer-Id: p\nProducer-Epoch: 1\nProducer-Seq: 0\nStream-Seq: 5", []byte("x")},
+		{"POST", "/s", "Stream-Closed: true", nil},
+		{"POST", "/closed", "Content-Type: application/json", []byte("late")},
+		{"DELETE", "/s", "", nil},
+		{"OPTIONS", "/x", "", nil},
+		{"PATCH", "/s", "", nil},
+		{"GET", "/remote?offset=-1", "", nil},
+		{"GET", "/v1/stream/__ds/subscriptions/x", "", nil},
+	} {
+		f.Add(seed.method, seed.target, seed.headers, seed.body, false)
+	}
+
+	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte, chunked bool) {
+		req := fuzzRequest(method, target, headers, body, chunked)
+		if req == nil {
+			return
+		}
+		seedStreams(fake)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		checkFuzzResponse(t, req, rec)
+	})
+}
+
+// seedStreams resets the fake to a few streams in known states.
+func seedStreams(fake *fakeStreams) {
+	fake.reset()
+	ctx := context.Background()
+	recs := []domain.Record{{Body: []byte("aa")}, {Body: []byte{0xff}}, {Body: []byte("c")}}
+	_, _, _ = fake.Create(ctx, "/s", domain.StreamConfig{ContentType: "text/plain"}, recs, false)
+	_, _, _ = fake.Create(ctx, "/j", domain.StreamConfig{ContentType: "application/json"},
+		[]domain.Record{{Body: []byte(`{"a":1}`)}, {Body: []byte(`"b\r\nc"`)}}, false)
+	_, _, _ = fake.Create(ctx, "/closed", domain.StreamConfig{ContentType: "application/octet-stream", IdleTTLSec: 5}, recs[:1], true)
+	_, _ = fake.Trim(ctx, "/s", 1)
+}
+
+// fuzzRequest builds a request a real server could deliver, or nil.
+func fuzzRequest(method, target, headers string, body []byte, chunked bool) *http.Request {
+	if !isToken(method) {
+		return nil
+	}
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		return nil
+	}
+	h := http.Header{}
+	for line := range strings.SplitSeq(headers, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
+			continue
+		}
+		h.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+	}
+	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: "ds.test", Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}
+	if chunked {
+		req.ContentLength = -1
+	}
+	return req.WithContext(context.Background())
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var mintedOffset = regexp.MustCompile(`^0000000000000000_\d{16,20}$`)
+
+func checkFuzzResponse(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	what := req.Method + " " + req.RequestURI
+	if rec.Code >= 500 && rec.Code != http.StatusServiceUnavailable && rec.Code != http.StatusNotImplemented {
+		t.Fatalf("%s: %d %s", what, rec.Code, rec.Body)
+	}
+	hdr := rec.Header()
+	if hdr.Get("Access-Control-Allow-Origin") != "*" || hdr.Get("X-Content-Type-Options") != "nosniff" ||
+		hdr.Get("Cross-Origin-Resource-Policy") != "cross-origin" {
+		t.Fatalf("%s: %d without the common headers", what, rec.Code)
+	}
+	if next := hdr.Get("Stream-Next-Offset"); next != "" && !mintedOffset.MatchString(next) {
+		t.Fatalf("%s: Stream-Next-Offset %q", what, next)
+	}
+	if closed, ok := hdr["Stream-Closed"]; ok && (len(closed) != 1 || closed[0] != "true") {
+		t.Fatalf("%s: Stream-Closed %q", what, closed)
+	}
+	noBody := req.Method == http.MethodHead || rec.Code == http.StatusNoContent || rec.Code == http.StatusNotModified
+	if noBody && rec.Body.Len() != 0 {
+		t.Fatalf("%s: %d with a body %q", what, rec.Code, rec.Body)
+	}
+	if rec.Code >= 400 && !noBody {
+		ct := hdr.Get("Content-Type")
+		if (ct != textPlain && ct != jsonType) || rec.Body.Len() == 0 {
+			t.Fatalf("%s: %d with error body %q (%s)", what, rec.Code, rec.Body, ct)
+		}
+	}
+	for _, forkHeader := range []string{headerForkedFrom, headerForkOffset, headerForkSubOffset} {
+		if hdr.Get(forkHeader) != "" {
+			t.Fatalf("%s: echoed %s", what, forkHeader)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package dshttp
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/domain"
+)
+
+// Durable Streams headers.
+const (
+	headerNextOffset    = "Stream-Next-Offset"
+	headerUpToDate      = "Stream-Up-To-Date"
+	headerClosed        = "Stream-Closed"
+	headerCursor        = "Stream-Cursor"
+	headerTTL           = "Stream-TTL"
+	headerExpiresAt     = "Stream-Expires-At"
+	headerSeq           = "Stream-Seq"
+	headerSSEEncoding   = "Stream-SSE-Data-Encoding"
+	headerForkedFrom    = "Stream-Forked-From"
+	headerForkOffset    = "Stream-Fork-Offset"
+	headerForkSubOffset = "Stream-Fork-Sub-Offset"
+	headerProducerID    = "Producer-Id"
+	headerProducerEpoch = "Producer-Epoch"
+	headerProducerSeq   = "Producer-Seq"
+	headerExpectedSeq   = "Producer-Expected-Seq"
+	headerReceivedSeq   = "Producer-Received-Seq"
+)
+
+const (
+	cacheNoStore = "no-store"
+	cacheNoCache = "no-cache"
+	// cacheHistory is for chunks behind the tail, which never change.
+	cacheHistory   = "public, max-age=60, stale-while-revalidate=300"
+	allowedMethods = "GET, POST, PUT, DELETE, HEAD, OPTIONS"
+	textPlain      = "text/plain; charset=utf-8"
+	jsonType       = "application/json"
+)
+
+// exposedHeaders are the response headers a cross-origin script may read.
+var exposedHeaders = strings.Join([]string{
+	headerNextOffset, headerCursor, headerUpToDate, headerClosed, "ETag", "Location",
+	headerProducerEpoch, headerProducerSeq, headerExpectedSeq, headerReceivedSeq, headerSSEEncoding,
+}, ", ")
+
+// allowedRequestHeaders are the request headers a cross-origin script may
+// send. If-None-Match lets browsers revalidate chunks.
+var allowedRequestHeaders = strings.Join([]string{
+	"Content-Type", "Authorization", headerSeq, headerTTL, headerExpiresAt, headerClosed, "If-None-Match",
+	headerProducerID, headerProducerEpoch, headerProducerSeq, headerForkedFrom, headerForkOffset, headerForkSubOffset,
+}, ", ")
+
+// commonHeaders sets the headers every response carries, errors included.
+func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", exposedHeaders)
+		return next(c)
+	}
+}
+
+// preflight answers a CORS preflight on any path.
+func preflight(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Access-Control-Allow-Methods", allowedMethods)
+	h.Set("Access-Control-Allow-Headers", allowedRequestHeaders)
+	h.Set("Access-Control-Max-Age", "86400")
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// header returns a request header's first value and whether the header
+// was sent at all: Header.Get cannot tell absent from empty.
+func header(h http.Header, name string) (string, bool) {
+	v := h.Values(name)
+	if len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// closedHeader reads Stream-Closed: only "true" (any case) counts; any
+// other value means absent.
+func closedHeader(h http.Header) bool {
+	return strings.EqualFold(h.Get(headerClosed), "true")
+}
+
+// contentTypeOf is a stream's content type as stored, or the default for
+// a stream stored without one.
+func contentTypeOf(cfg domain.StreamConfig) string {
+	if cfg.ContentType == "" {
+		return domain.DefaultContentType
+	}
+	return cfg.ContentType
+}
+
+func isJSON(contentType string) bool { return domain.SameContentType(contentType, jsonType) }
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// clip quotes a client value for an error message, shortened so an error
+// never echoes a large input back.
+func clip(v string) string {
+	const limit = 64
+	if len(v) > limit {
+		return fmt.Sprintf("%q (%d bytes)", v[:limit]+"...", len(v))
+	}
+	return strconv.Quote(v)
+}
+
+func setUint(h http.Header, name string, v uint64) { h.Set(name, strconv.FormatUint(v, 10)) }

@@ -1,0 +1,99 @@
+package dshttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/domain"
+)
+
+// maxJSONMessages bounds the messages one JSON append stores, as the Pico
+// protocol bounds its batches.
+const maxJSONMessages = 65536
+
+// bodyRecords turns a request body into the records it stores in a stream
+// of contentType: for JSON, one per message; otherwise the body as one
+// record. creating allows an empty JSON array (a PUT of no messages).
+func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Record, error) {
+	switch {
+	case len(body) == 0:
+		return nil, nil
+	case isJSON(contentType):
+		return jsonMessages(body, creating)
+	default:
+		return []domain.Record{{Body: body}}, nil
+	}
+}
+
+// jsonMessages splits a JSON body into messages: the elements of a
+// top-level array (flattened one level only), or else the one value. Each
+// is stored compacted, so it fits on one line of an event stream.
+func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
+	if !json.Valid(body) {
+		return nil, badRequest("body is not valid JSON")
+	}
+	body = bytes.TrimLeft(body, " \t\r\n")
+	// Compacting never grows JSON, so one buffer holds every message and
+	// the records alias it without reallocation.
+	var buf bytes.Buffer
+	buf.Grow(len(body))
+	if body[0] != '[' {
+		_ = json.Compact(&buf, body)
+		return []domain.Record{{Body: buf.Bytes()}}, nil
+	}
+	var records []domain.Record
+	dec := json.NewDecoder(bytes.NewReader(body))
+	_, _ = dec.Token() // the opening bracket; the body is valid JSON
+	for dec.More() {
+		if len(records) == maxJSONMessages {
+			return nil, statusError(http.StatusRequestEntityTooLarge, "a JSON append holds at most %d messages", maxJSONMessages)
+		}
+		var raw json.RawMessage
+		_ = dec.Decode(&raw)
+		start := buf.Len()
+		_ = json.Compact(&buf, raw)
+		records = append(records, domain.Record{Body: buf.Bytes()[start:buf.Len():buf.Len()]})
+	}
+	if len(records) == 0 && !allowEmpty {
+		return nil, badRequest("an empty JSON array appends nothing")
+	}
+	return records, nil
+}
+
+// pageBody is the body of a read: for JSON streams one array of the
+// messages, otherwise the record bodies back to back.
+func pageBody(contentType string, records []domain.Record) []byte {
+	n := 2 + len(records)
+	for _, r := range records {
+		n += len(r.Body)
+	}
+	out := make([]byte, 0, n)
+	if !isJSON(contentType) {
+		for _, r := range records {
+			out = append(out, r.Body...)
+		}
+		return out
+	}
+	out = append(out, '[')
+	for i, r := range records {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r.Body...)
+	}
+	return append(out, ']')
+}
+
+// readBody reads the request body, at most cfg.MaxBodyBytes of it.
+func (s *server) readBody(c echo.Context) ([]byte, error) {
+	body, err := livehttp.ReadBody(c.Response().Writer, c.Request(), s.cfg.MaxBodyBytes)
+	if err != nil && !errors.As(err, new(*http.MaxBytesError)) {
+		return nil, badRequest("cannot read the request body: %v", err)
+	}
+	return body, err
+}

@@ -1,0 +1,77 @@
+package dshttp
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestJSONMessages(t *testing.T) {
+	for body, want := range map[string][]string{
+		`{"event": "created"}`:                {`{"event":"created"}`},
+		"[ {\"a\" : 1} ,\n {\"b\": [1, 2]} ]": {`{"a":1}`, `{"b":[1,2]}`},
+		`[[1,2], [3,4]]`:                      {`[1,2]`, `[3,4]`},
+		`[[[1,2,3]]]`:                         {`[[1,2,3]]`},
+		`["a b", "\n", "\u00e9"]`:             {`"a b"`, `"\n"`, `"\u00e9"`},
+		` 12345678901234567890 `:              {`12345678901234567890`},
+		`[]`:                                  nil,
+	} {
+		records, err := jsonMessages([]byte(body), true)
+		if err != nil {
+			t.Errorf("%q: %v", body, err)
+			continue
+		}
+		var got []string
+		for _, r := range records {
+			got = append(got, string(r.Body))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("%q: %q, want %q", body, got, want)
+		}
+	}
+	for _, body := range []string{"", " ", "{", "[1,]", "[1 2]", "{} {}", "nul", "'a'", "\xff"} {
+		if _, err := jsonMessages([]byte(body), true); err == nil {
+			t.Errorf("%q accepted", body)
+		}
+	}
+	if _, err := jsonMessages([]byte("[]"), false); err == nil {
+		t.Error("[] accepted for an append")
+	}
+}
+
+// TestJSONMessagesDoNotAlias: records are separate slices, so appending
+// to one cannot overwrite the next.
+func TestJSONMessagesDoNotAlias(t *testing.T) {
+	records, _ := jsonMessages([]byte(`[1,2]`), false)
+	_ = append(records[0].Body, 'x')
+	if string(records[1].Body) != "2" {
+		t.Errorf("second record %q", records[1].Body)
+	}
+}
+
+func TestJSONMessagesLimit(t *testing.T) {
+	body := "[" + strings.Repeat("1,", maxJSONMessages) + "1]"
+	_, err := jsonMessages([]byte(body), false)
+	var he *httpError
+	if !errors.As(err, &he) || he.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("%d messages: %v", maxJSONMessages+1, err)
+	}
+	records, err := jsonMessages([]byte(body[:len(body)-3]+"]"), false)
+	if err != nil || len(records) != maxJSONMessages {
+		t.Errorf("%d messages: %d, %v", maxJSONMessages, len(records), err)
+	}
+}
+
+func TestPageBody(t *testing.T) {
+	records, _ := jsonMessages([]byte(`[1,{"a":2}]`), false)
+	if got := string(pageBody("application/json", records)); got != `[1,{"a":2}]` {
+		t.Errorf("JSON page %s", got)
+	}
+	if got := string(pageBody("application/json", nil)); got != `[]` {
+		t.Errorf("empty JSON page %s", got)
+	}
+	if got := string(pageBody("text/plain", records)); got != `1{"a":2}` {
+		t.Errorf("text page %s", got)
+	}
+}

@@ -1,0 +1,162 @@
+package dshttp
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/ports"
+)
+
+// Live modes.
+const (
+	liveLongPoll = "long-poll"
+	liveSSE      = "sse"
+)
+
+// readRequest is a parsed GET.
+type readRequest struct {
+	from   position
+	live   string
+	cursor string // the client's echo of Stream-Cursor
+}
+
+func parseReadRequest(r *http.Request) (readRequest, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return readRequest{}, badRequest("malformed query: %v", err)
+	}
+	rr := readRequest{live: q.Get("live"), cursor: q.Get("cursor")}
+	from, present, err := offsetParam(q)
+	if err != nil {
+		return rr, err
+	}
+	rr.from = from
+	switch {
+	case rr.live != "" && rr.live != liveLongPoll && rr.live != liveSSE:
+		return rr, badRequest("live must be long-poll or sse, got %s", clip(rr.live))
+	case rr.live != "" && !present:
+		return rr, badRequest("a live read needs an offset")
+	}
+	return rr, nil
+}
+
+// read handles GET: catch-up, long-poll or server-sent events.
+func (s *server) read(c echo.Context, name string) error {
+	rr, err := parseReadRequest(c.Request())
+	if err != nil {
+		return err
+	}
+	if rr.from.now {
+		info, err := s.streams.Head(c.Request().Context(), name)
+		if err != nil {
+			return err
+		}
+		rr.from.at = info.Next
+	}
+	switch {
+	case rr.live == liveSSE:
+		return s.streamEvents(c, name, rr)
+	case rr.live == liveLongPoll:
+		return s.longPoll(c, name, rr)
+	case rr.from.now:
+		return s.readNow(c, name, rr.from.at)
+	}
+	res, err := s.readPage(c.Request().Context(), name, rr.from)
+	if err != nil {
+		return err
+	}
+	return s.writePage(c, name, res, "")
+}
+
+// readPage reads one chunk from pos. An offset the client named that is
+// below the first record kept is gone: its records were trimmed.
+func (s *server) readPage(ctx context.Context, name string, pos position) (ports.ReadResult, error) {
+	res, err := s.streams.Read(ctx, name, pos.at, s.limits())
+	if err == nil && pos.given && res.From > pos.at {
+		return res, statusError(http.StatusGone, "offset %s is before the first offset kept, %s",
+			formatOffset(pos.at), formatOffset(res.From))
+	}
+	return res, err
+}
+
+// readNow answers offset=now: no data, only the tail. It still reads, at
+// the tail: a read is an access that renews the idle TTL, and Head is not.
+func (s *server) readNow(c echo.Context, name string, tail uint64) error {
+	res, err := s.streams.Read(c.Request().Context(), name, tail, ports.ReadLimits{Count: 1})
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(headerNextOffset, formatOffset(tail))
+	h.Set(headerUpToDate, "true")
+	if res.Closed && res.Tail == tail {
+		h.Set(headerClosed, "true")
+	}
+	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	contentType := contentTypeOf(res.Config)
+	return c.Blob(http.StatusOK, contentType, pageBody(contentType, nil))
+}
+
+// writePage answers with one chunk of records. cursor, when set, is the
+// Stream-Cursor of a live read.
+func (s *server) writePage(c echo.Context, name string, res ports.ReadResult, cursor string) error {
+	h := c.Response().Header()
+	eof := res.Closed && res.UpToDate
+	h.Set(headerNextOffset, formatOffset(res.Next))
+	if res.UpToDate {
+		h.Set(headerUpToDate, "true")
+		h.Set(echo.HeaderCacheControl, cacheNoCache) // the tail moves: revalidate
+	} else {
+		h.Set(echo.HeaderCacheControl, cacheHistory)
+	}
+	if eof {
+		h.Set(headerClosed, "true")
+	}
+	if cursor != "" {
+		h.Set(headerCursor, cursor)
+	}
+	tag := pageETag(name, res.ID, res.From, res.Next, eof)
+	h.Set("ETag", tag)
+	if etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	contentType := contentTypeOf(res.Config)
+	return c.Blob(http.StatusOK, contentType, pageBody(contentType, res.Records))
+}
+
+// pageETag names a chunk's content: the records [from, next) of one
+// incarnation of the stream, and whether it ends the stream (so a closed
+// stream's last chunk does not revalidate as the open one).
+func pageETag(name string, id, from, next uint64, eof bool) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	b.WriteString(base64.RawURLEncoding.EncodeToString([]byte(name)))
+	b.WriteByte(':')
+	b.WriteString(strconv.FormatUint(id, 10))
+	b.WriteByte(':')
+	b.WriteString(formatOffset(from))
+	b.WriteByte(':')
+	b.WriteString(formatOffset(next))
+	if eof {
+		b.WriteString(":c")
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// etagMatches reports whether an If-None-Match list names tag.
+func etagMatches(ifNoneMatch, tag string) bool {
+	for candidate := range strings.SplitSeq(ifNoneMatch, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == tag || candidate == "*" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,111 @@
+package dshttp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// controlEvent is the payload of an SSE control event.
+type controlEvent struct {
+	StreamNextOffset string `json:"streamNextOffset"`
+	StreamCursor     string `json:"streamCursor,omitempty"`
+	UpToDate         bool   `json:"upToDate,omitempty"`
+	StreamClosed     bool   `json:"streamClosed,omitempty"`
+}
+
+// streamEvents handles GET ?live=sse: each chunk read is one data event
+// followed by a control event with the offset to resume from. The
+// response ends at the end of a closed stream, after SSEMaxDuration, on
+// shutdown, or when the client leaves.
+func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error {
+	ctx := c.Request().Context()
+	res, err := s.readPage(ctx, name, rr.from)
+	if err != nil {
+		return err // before the headers, so a 404 is still possible
+	}
+	contentType := contentTypeOf(res.Config)
+	binary := !isTextual(contentType)
+	if binary {
+		c.Response().Header().Set(headerSSEEncoding, "base64")
+	}
+	es := livehttp.Start(c.Response(), c.Response().Writer, livehttp.Options{KeepAlive: s.keepAlive, TightData: true})
+	end := time.NewTimer(s.cfg.SSEMaxDuration)
+	defer end.Stop()
+	announced := false // a control event describes where the client is
+	for {
+		eof := res.Closed && res.UpToDate
+		if len(res.Records) > 0 {
+			_ = es.Send("data", "", eventData(contentType, binary, res.Records))
+			announced = false
+		}
+		if !announced || eof {
+			_ = es.Send("control", "", s.controlJSON(res, rr.cursor))
+			announced = true
+		}
+		if eof || es.Err() != nil {
+			return nil
+		}
+		if res.UpToDate {
+			if !es.Wait(ctx, res.Changed, s.cfg.Done, end.C) {
+				return nil
+			}
+		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end.C) {
+			return nil
+		}
+		if res, err = s.streams.Read(ctx, name, res.Next, s.limits()); err != nil {
+			s.logStreamEnd(name, err)
+			return nil
+		}
+	}
+}
+
+// eventData is a data event's payload: the chunk's records as one JSON
+// array, as text, or base64 for anything an event stream cannot carry.
+func eventData(contentType string, binary bool, records []domain.Record) []byte {
+	body := pageBody(contentType, records)
+	if !binary {
+		return body
+	}
+	out := make([]byte, base64.StdEncoding.EncodedLen(len(body)))
+	base64.StdEncoding.Encode(out, body)
+	return out
+}
+
+func (s *server) controlJSON(res ports.ReadResult, clientCursor string) []byte {
+	ev := controlEvent{StreamNextOffset: formatOffset(res.Next), UpToDate: res.UpToDate}
+	if res.Closed && res.UpToDate {
+		ev.StreamClosed = true // and no cursor: the client must not come back
+	} else {
+		ev.StreamCursor = s.cursor(clientCursor)
+	}
+	b, _ := json.Marshal(ev)
+	return b
+}
+
+// isTextual reports whether records of contentType travel in an event
+// stream as they are: text and JSON, which are UTF-8.
+func isTextual(contentType string) bool {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(mediaType)), "text/") || isJSON(contentType)
+}
+
+// logStreamEnd logs why an event stream stopped, unless it is ordinary: the
+// stream was deleted, or the client left.
+func (s *server) logStreamEnd(name string, err error) {
+	switch {
+	case errors.Is(err, ports.ErrStreamNotFound), errors.Is(err, ports.ErrStreamGone), errors.As(err, new(*ports.RedirectError)),
+		errors.Is(err, ports.ErrUnavailable), errors.Is(err, context.Canceled):
+		return
+	}
+	s.log.Warn("durable streams event stream ended", "stream", name, "err", err)
+}

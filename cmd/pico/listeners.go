@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/picomq/pico/adapters/adminhttp"
+	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/adapters/picohttp"
+	"github.com/picomq/pico/app/node"
+)
+
+// protocolListener is one bound protocol port and the server on it.
+type protocolListener struct {
+	protocol string // "pico" or "ds"
+	ln       net.Listener
+	srv      *http.Server
+}
+
+type protocolListeners []*protocolListener
+
+// bindListeners binds --listen (speaking --protocol) and, if given,
+// --ds-listen (speaking Durable Streams).
+func (f *serveFlags) bindListeners() (protocolListeners, error) {
+	ls := protocolListeners{{protocol: f.protocol}}
+	if f.dsListen != "" {
+		ls = append(ls, &protocolListener{protocol: "ds"})
+	}
+	for i, addr := range []string{f.listen, f.dsListen}[:len(ls)] {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			ls.closeAll()
+			return nil, fmt.Errorf("listener %s: %w", addr, err)
+		}
+		ls[i].ln = ln
+	}
+	return ls, nil
+}
+
+func (ls protocolListeners) closeAll() {
+	for _, l := range ls {
+		if l.ln != nil {
+			l.ln.Close()
+		}
+	}
+}
+
+func (l *protocolListener) serve(h http.Handler, logger *slog.Logger) {
+	l.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: serverProtocols()}
+	go serveOn(l.srv, l.ln, l.protocol, logger)
+}
+
+// protocolHandler is the handler of one protocol; both drive the node's
+// one stream service, so a stream written with one reads with the other.
+func (f *serveFlags) protocolHandler(protocol string, n *node.Node, done <-chan struct{}, logger *slog.Logger) http.Handler {
+	longPoll := time.Duration(f.longPollSec * float64(time.Second))
+	sseMax := time.Duration(f.sseMaxSec * float64(time.Second))
+	if protocol == "ds" {
+		return dshttp.New(dshttp.Config{Streams: n.Streams(), Routing: f.routing, LongPollTimeout: longPoll,
+			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger})
+	}
+	return picohttp.New(picohttp.Config{Streams: n.Streams(), Routing: f.routing, LongPollTimeout: longPoll,
+		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger})
+}
+
+// serverProtocols serves HTTP/1.1 and, on the same port, HTTP/2 without TLS
+// (h2c with prior knowledge).
+func serverProtocols() *http.Protocols {
+	p := &http.Protocols{}
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
+func serveOn(srv *http.Server, ln net.Listener, what string, logger *slog.Logger) {
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error(what+" listener stopped", "err", err)
+	}
+}
+
+func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("admin listener: %w", err)
+	}
+	srv := &http.Server{Handler: adminhttp.New(n, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
+	go serveOn(srv, ln, "admin", logger)
+	return srv, "http://" + ln.Addr().String(), nil
+}
+
+// shutdown drains (not ready, still serving), ends long-polls and SSE
+// responses, stops the listeners once in-flight requests finish, and
+// returns; the caller then closes the node, which hands its streams back
+// and makes every buffered append durable.
+func shutdown(n *node.Node, ls protocolListeners, admin *http.Server, done chan struct{}, drain time.Duration, logger *slog.Logger) error {
+	n.Drain()
+	if drain > 0 {
+		logger.Info("draining before shutdown", "for", drain)
+		time.Sleep(drain)
+	}
+	close(done)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, l := range ls {
+		if err := l.srv.Shutdown(ctx); err != nil {
+			logger.Warn(l.protocol+" listener did not stop cleanly", "err", err)
+		}
+	}
+	if admin != nil {
+		_ = admin.Shutdown(ctx)
+	}
+	logger.Info("pico node stopped")
+	return nil
+}

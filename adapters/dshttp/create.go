@@ -9,15 +9,17 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
-// create handles PUT: make the stream, idempotently.
+// create handles PUT: make the stream (or a fork), idempotently.
 func (s *server) create(c echo.Context, name string) error {
 	r := c.Request()
-	if err := refuseFork(r.Header); err != nil {
+	fork, err := parseFork(r.Header)
+	if err != nil {
 		return err
 	}
-	cfg, err := createConfig(r.Header)
+	cfg, err := createConfig(r.Header, fork != nil)
 	if err != nil {
 		return err
 	}
@@ -25,11 +27,7 @@ func (s *server) create(c echo.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	initial, err := bodyRecords(cfg.ContentType, body, true)
-	if err != nil {
-		return err
-	}
-	info, created, err := s.streams.Create(r.Context(), name, cfg, initial, closedHeader(r.Header))
+	info, created, err := s.createStream(c, name, cfg, fork, body)
 	if err != nil {
 		return err
 	}
@@ -47,25 +45,73 @@ func (s *server) create(c echo.Context, name string) error {
 	return c.NoContent(http.StatusCreated)
 }
 
-// refuseFork answers a fork request: the fork headers are checked, but
-// forks themselves are not served yet.
-func refuseFork(h http.Header) error {
-	_, forked := header(h, headerForkedFrom)
-	_, hasOffset := header(h, headerForkOffset)
-	_, hasSubOffset := header(h, headerForkSubOffset)
-	switch {
-	case !forked && (hasOffset || hasSubOffset):
-		return badRequest("%s and %s need %s", headerForkOffset, headerForkSubOffset, headerForkedFrom)
-	case forked:
-		return statusError(http.StatusNotImplemented, "forks are not supported yet")
+// createStream creates a plain stream or a fork, with the body as its
+// first records.
+func (s *server) createStream(c echo.Context, name string, cfg domain.StreamConfig, fork *ports.ForkRequest, body []byte) (ports.StreamInfo, bool, error) {
+	ctx, closed := c.Request().Context(), closedHeader(c.Request().Header)
+	if fork == nil {
+		initial, err := bodyRecords(cfg.ContentType, body, true)
+		if err != nil {
+			return ports.StreamInfo{}, false, err
+		}
+		return s.streams.Create(ctx, name, cfg, initial, closed)
 	}
-	return nil
+	contentType := cfg.ContentType
+	if contentType == "" && len(body) > 0 {
+		// The body is split by the type the fork inherits.
+		src, err := s.streams.Head(ctx, fork.Source)
+		if err != nil {
+			return ports.StreamInfo{}, false, err
+		}
+		contentType = src.Config.ContentType
+	}
+	initial, err := bodyRecords(contentType, body, true)
+	if err != nil {
+		return ports.StreamInfo{}, false, err
+	}
+	fork.Config, fork.Initial, fork.Close = cfg, initial, closed
+	return s.streams.Fork(ctx, name, *fork)
 }
 
-// createConfig reads a create request's configuration headers.
-func createConfig(h http.Header) (domain.StreamConfig, error) {
+// parseFork reads the fork headers: nil when the request is no fork.
+func parseFork(h http.Header) (*ports.ForkRequest, error) {
+	source, forked := header(h, headerForkedFrom)
+	offset, hasOffset := header(h, headerForkOffset)
+	sub, hasSub := header(h, headerForkSubOffset)
+	switch {
+	case !forked && (hasOffset || hasSub):
+		return nil, badRequest("%s and %s need %s", headerForkOffset, headerForkSubOffset, headerForkedFrom)
+	case !forked:
+		return nil, nil
+	case !strings.HasPrefix(source, "/"):
+		return nil, badRequest("%s must be the path of a stream on this server, got %s", headerForkedFrom, clip(source))
+	}
+	fork := &ports.ForkRequest{Source: source}
+	if hasOffset {
+		pos, err := parseOffset(offset)
+		if err != nil || pos.now {
+			return nil, badRequest("%s must be an offset this server returned, got %s", headerForkOffset, clip(offset))
+		}
+		fork.At = &pos.at
+	}
+	if hasSub {
+		n, err := parseTTL(sub) // the same digits-only, no-leading-zero rule
+		if err != nil {
+			return nil, badRequest("%s must be a whole number without sign or leading zeros, got %s", headerForkSubOffset, clip(sub))
+		}
+		if n > 0 && !hasOffset {
+			return nil, badRequest("%s needs %s", headerForkSubOffset, headerForkOffset)
+		}
+		fork.SubOffset = n
+	}
+	return fork, nil
+}
+
+// createConfig reads a create request's configuration headers. A fork
+// without a content type inherits its source's.
+func createConfig(h http.Header, fork bool) (domain.StreamConfig, error) {
 	cfg := domain.StreamConfig{ContentType: h.Get(echo.HeaderContentType)}
-	if cfg.ContentType == "" {
+	if cfg.ContentType == "" && !fork {
 		cfg.ContentType = domain.DefaultContentType
 	}
 	ttl, hasTTL := header(h, headerTTL)

@@ -160,18 +160,33 @@ func TestCreateBodyLimit(t *testing.T) {
 	wantStatus(t, h.do(http.MethodPut, "/fits", []byte("1234")), http.StatusCreated)
 }
 
-// TestCreateRefusesForks: forks are not served yet, but the header rules
-// that need no fork are checked.
-func TestCreateRefusesForks(t *testing.T) {
+// TestCreateParsesForks: the fork headers become a fork request; the rules
+// about which headers need which are checked before the service is asked.
+func TestCreateParsesForks(t *testing.T) {
 	h := newHarness(t)
 	h.create("/src")
-	rec := h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src")
-	wantError(t, rec, http.StatusNotImplemented, "forks are not supported yet")
+	rec := h.do(http.MethodPut, "/fork", []byte("body"), "Stream-Forked-From", "/src",
+		"Stream-Fork-Offset", formatOffset(2), "Stream-Fork-Sub-Offset", "3", "Content-Type", "text/plain")
 	wantHeaders(t, rec, "Stream-Forked-From", "")
+	if len(h.fake.forks) != 1 {
+		t.Fatalf("%d fork requests reached the service", len(h.fake.forks))
+	}
+	got := h.fake.forks[0]
+	if got.Source != "/src" || got.At == nil || *got.At != 2 || got.SubOffset != 3 ||
+		got.Config.ContentType != "text/plain" || len(got.Initial) != 1 || string(got.Initial[0].Body) != "body" {
+		t.Fatalf("fork request %+v", got)
+	}
 	for _, hdr := range []string{"Stream-Fork-Sub-Offset", "Stream-Fork-Offset"} {
 		wantError(t, h.do(http.MethodPut, "/fork", nil, hdr, "0"), http.StatusBadRequest, "Stream-Forked-From")
 	}
-	if _, ok := h.fake.streams["/fork"]; ok {
-		t.Error("a refused fork created a stream")
+	for _, bad := range []string{"-1", "abc", "1.5", "05", "+1"} {
+		wantStatus(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src",
+			"Stream-Fork-Offset", formatOffset(0), "Stream-Fork-Sub-Offset", bad), http.StatusBadRequest)
+	}
+	wantError(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src", "Stream-Fork-Sub-Offset", "2"),
+		http.StatusBadRequest, "Stream-Fork-Offset")
+	wantStatus(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src", "Stream-Fork-Offset", "now"), http.StatusBadRequest)
+	if len(h.fake.forks) != 1 {
+		t.Fatalf("refused fork requests reached the service: %d", len(h.fake.forks))
 	}
 }

@@ -16,6 +16,8 @@ import (
 // drive every protocol path. Idle expiry is the service's job; the fake
 // only counts the accesses that would renew it.
 type fakeStreams struct {
+	// forks records the fork requests received (the fake creates no fork).
+	forks   []ports.ForkRequest
 	mu      sync.Mutex
 	streams map[string]*fakeStream
 	clock   int64
@@ -281,7 +283,10 @@ func (f *fakeStreams) Delete(_ context.Context, name string) error {
 }
 
 // Fork is not served by this listener yet.
-func (f *fakeStreams) Fork(context.Context, string, ports.ForkRequest) (ports.StreamInfo, bool, error) {
+func (f *fakeStreams) Fork(_ context.Context, _ string, req ports.ForkRequest) (ports.StreamInfo, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forks = append(f.forks, req)
 	return ports.StreamInfo{}, false, ports.Errorf(ports.ErrBadRequest, "the fake does not fork")
 }
 

@@ -14,6 +14,10 @@ import (
 // producer stores; the Pico protocol has the same bound.
 const maxProducerIDBytes = 256
 
+// maxWriterSeqBytes bounds Stream-Seq, which the stream keeps with its
+// records and in every data object section.
+const maxWriterSeqBytes = 1024
+
 // maxSafeInteger is 2^53-1, the largest integer JavaScript clients hold
 // exactly: producer epochs and sequences stay within it.
 const maxSafeInteger = 1<<53 - 1
@@ -48,7 +52,9 @@ func (s *server) append(c echo.Context, name string) error {
 	if req.Records, err = appendRecords(r.Header, info, body); err != nil {
 		return err
 	}
-	req.WriterSeq = r.Header.Get(headerSeq)
+	if req.WriterSeq = r.Header.Get(headerSeq); len(req.WriterSeq) > maxWriterSeqBytes {
+		return badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes)
+	}
 	return s.writeAppend(c, name, info, req)
 }
 

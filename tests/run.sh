@@ -22,6 +22,10 @@
 # $PICOMQ_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/picomq. Exported:
 #   PICOMQ_S3_ENDPOINT, PICOMQ_S3_ACCESS_KEY, PICOMQ_S3_SECRET_KEY
 #   PICOMQ_REQUIRE_S3  1, so that S3 tests fail rather than skip
+#
+# The npm packages of tests/dsconformance are installed with `npm ci` (Node.js
+# 20 or later with npm must be present). Exported:
+#   PICOMQ_REQUIRE_NODE  1, so that the Durable Streams checks fail rather than skip
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -184,6 +188,19 @@ else
 	log "using the S3 server in PICOMQ_S3_ENDPOINT"
 fi
 export PICOMQ_REQUIRE_S3=1
+
+# The Durable Streams checks (tests/dsconformance) run the protocol's own npm
+# packages, pinned by a lock file: install exactly those, quietly.
+install_ds_packages() {
+	local dir=tests/dsconformance out
+	[[ -f $dir/package-lock.json ]] || return 0
+	command -v npm >/dev/null || { log "npm not found; $dir needs Node.js 20 or later with npm"; exit 1; }
+	log "npm ci in $dir"
+	out=$(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error 2>&1) ||
+		{ printf '%s\n' "$out" >&2; log "npm ci in $dir failed"; exit 1; }
+}
+install_ds_packages
+export PICOMQ_REQUIRE_NODE=1
 
 packages=()
 value_next=false # the previous argument was a flag that takes a separate value

@@ -75,3 +75,8 @@ func offsetParam(q url.Values) (pos position, present bool, err error) {
 	pos, err = parseOffset(values[0])
 	return pos, true, err
 }
+
+// FormatOffset writes an offset as this protocol shows it, for other
+// components that report offsets to Durable Streams clients (webhook
+// bodies).
+func FormatOffset(n uint64) string { return formatOffset(n) }

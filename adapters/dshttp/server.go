@@ -26,6 +26,9 @@ import (
 // Config configures the Durable Streams listener.
 type Config struct {
 	Streams ports.Streams
+	// Subscriptions serves the subscription API under "<root>/__ds/";
+	// nil answers every path there with 404 SUBSCRIPTION_NOT_FOUND.
+	Subscriptions ports.Subscriptions
 	// Routing is "redirect" (the default: answer 307 to the stream's owner)
 	// or "local" (never redirect).
 	Routing string
@@ -135,6 +138,9 @@ func (s *server) serve(c echo.Context) error {
 		return echo.ErrMethodNotAllowed
 	}
 	name := streamName(r)
+	if root, rest, ok := controlRoute(name); ok {
+		return s.control(c, root, rest)
+	}
 	if err := checkName(name); err != nil {
 		return err
 	}
@@ -173,10 +179,6 @@ func checkName(name string) error {
 		return badRequest("a stream URL is a path starting with /, got %s", clip(name))
 	case len(name) > maxNameBytes:
 		return badRequest("stream path is %d bytes; the limit is %d", len(name), maxNameBytes)
-	case strings.Contains(name, "/__ds/"):
-		// Reserved for the subscription API, which is not served yet.
-		return &httpError{status: http.StatusNotFound, code: "SUBSCRIPTION_NOT_FOUND",
-			message: "no subscription API is served at " + clip(name)}
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	for {
 		eof := res.Closed && res.UpToDate
 		if len(res.Records) > 0 {
-			_ = es.Send("data", "", eventData(contentType, binary, res.Records))
+			es.Queue("data", "", eventData(contentType, binary, res.Records)) // goes out with its control event
 			announced = false
 		}
 		if !announced || eof {

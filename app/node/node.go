@@ -15,6 +15,7 @@ import (
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
 	"github.com/picomq/pico/app/streams"
+	"github.com/picomq/pico/app/subscriptions"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -42,6 +43,15 @@ type Config struct {
 	// RetentionEvery is the interval of record retention and stream expiry
 	// sweeps (2 s).
 	RetentionEvery time.Duration
+	// Webhooks delivers subscription webhooks; nil refuses webhook
+	// subscriptions (pull-wake ones still work).
+	Webhooks ports.WebhookSender
+	// FormatOffset writes offsets in webhook bodies as the protocol
+	// listener shows them.
+	FormatOffset func(uint64) string
+	// DeliveryEvery is the interval of the subscription delivery loop
+	// (100 ms); requests that start a wake also run it at once.
+	DeliveryEvery time.Duration
 }
 
 // ErrNotReady explains why the node does not take traffic.
@@ -55,6 +65,7 @@ type Node struct {
 	wal      *engine.WAL
 	engine   *engine.Engine
 	streams  *streams.Service
+	subs     *subscriptions.Service
 	draining atomic.Bool
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -133,6 +144,21 @@ func (n *Node) startEngine(ctx context.Context) {
 	}
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.streams.RunRetention(ctx, retain, n) }()
+	n.startSubscriptions(ctx)
+}
+
+// startSubscriptions creates the subscription service and runs its
+// delivery loop (which works only while this node holds the lease).
+func (n *Node) startSubscriptions(ctx context.Context) {
+	cfg := n.cfg
+	n.subs = subscriptions.New(subscriptions.Config{Plane: n.plane, By: n.Proposer(), Streams: n.streams,
+		Webhooks: cfg.Webhooks, FormatOffset: cfg.FormatOffset, Now: cfg.Now, Logger: cfg.Logger})
+	every := cfg.DeliveryEvery
+	if every <= 0 {
+		every = 100 * time.Millisecond
+	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.subs.RunDelivery(ctx, every, n) }()
 }
 
 // Engine returns the stream engine, nil when the node has no store.
@@ -141,6 +167,10 @@ func (n *Node) Engine() *engine.Engine { return n.engine }
 // Streams returns the name-level stream service the listeners drive, nil
 // when the node has no store.
 func (n *Node) Streams() *streams.Service { return n.streams }
+
+// Subscriptions returns the subscription service the Durable Streams
+// listener drives, nil when the node has no store.
+func (n *Node) Subscriptions() *subscriptions.Service { return n.subs }
 
 // Held reports whether this node holds the maintenance lease (for the
 // engine's lease-gated chores).

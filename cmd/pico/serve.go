@@ -15,7 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/picomq/pico/adapters/dshttp"
 	"github.com/picomq/pico/adapters/sqllog"
+	"github.com/picomq/pico/adapters/webhookhttp"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/domain"
 )
@@ -140,7 +142,8 @@ func serve(args []string) error {
 	}
 	defer log.Close()
 	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
-		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger}
+		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
+		Webhooks: webhookhttp.New(webhookhttp.Config{}), FormatOffset: dshttp.FormatOffset}
 	if err := f.storageConfig(ctx, &cfg); err != nil {
 		return err
 	}

@@ -26,6 +26,8 @@ type EventStream struct {
 	rc        *http.ResponseController
 	opts      Options
 	lastWrite time.Time
+	// queued holds events written by Queue, sent with the next Send.
+	queued []byte
 	// err is the first write failure: the client went away.
 	err error
 }
@@ -49,10 +51,24 @@ func Start(w, flushTarget http.ResponseWriter, opts Options) *EventStream {
 // Err returns the first write failure, nil while the client listens.
 func (es *EventStream) Err() error { return es.err }
 
-// Send writes one event; data may span lines (CR, LF or CRLF), each of
-// which becomes a data line. An empty id is left out.
+// Send writes one event, after any queued ones, in one write and flush;
+// data may span lines (CR, LF or CRLF), each of which becomes a data line.
+// An empty id is left out.
 func (es *EventStream) Send(event, id string, data []byte) error {
-	b := make([]byte, 0, len(data)+len(event)+len(id)+32)
+	b := es.appendEvent(es.queued, event, id, data)
+	es.queued = nil
+	return es.write(b)
+}
+
+// Queue holds an event back until the next Send, so that events that
+// belong together (a data event and the control event describing it)
+// reach the client in one piece: a client that stops reading at the first
+// control event it sees must not get half of them.
+func (es *EventStream) Queue(event, id string, data []byte) {
+	es.queued = es.appendEvent(es.queued, event, id, data)
+}
+
+func (es *EventStream) appendEvent(b []byte, event, id string, data []byte) []byte {
 	b = append(b, "event: "...)
 	b = append(b, event...)
 	b = append(b, '\n')
@@ -64,8 +80,7 @@ func (es *EventStream) Send(event, id string, data []byte) error {
 	for _, line := range SplitLines(data) {
 		b = es.appendDataLine(b, line)
 	}
-	b = append(b, '\n')
-	return es.write(b)
+	return append(b, '\n')
 }
 
 func (es *EventStream) appendDataLine(b, line []byte) []byte {

@@ -1,0 +1,142 @@
+package dsconformance
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/tests/s3test"
+)
+
+// BenchmarkVersusReference measures, side by side in one run, 1 KiB appends
+// over the Durable Streams protocol to pico (on versitygw) and to the Node
+// reference server (its file store, which fsyncs every append): appends/s
+// and per-request p50/p99 for 1 and 64 concurrent appenders, each appender
+// on its own stream, and the ratio of the two throughputs. Both servers are
+// driven by the same Go loop, so the client costs the same on both sides.
+func BenchmarkVersusReference(b *testing.B) {
+	requireNode(b)
+	pico := target{name: "pico", url: startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+s3test.URL(b)).url}
+	ref := target{name: "ref", url: startRefServer(b).url}
+	for _, appenders := range []int{1, 64} {
+		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
+			ours := pico.load(b, appenders)
+			theirs := ref.load(b, appenders)
+			b.ReportMetric(0, "ns/op") // an op is an append on each server: not a useful figure
+			ours.report(b, pico.name)
+			theirs.report(b, ref.name)
+			b.ReportMetric(ours.perSec/theirs.perSec, "x-ref-appends/s")
+		})
+	}
+}
+
+// target is one server under load.
+type target struct {
+	name string
+	url  string // DS base URL
+}
+
+// loadResult is one server's side of a run.
+type loadResult struct {
+	perSec  float64
+	latency []time.Duration // of every append, sorted
+}
+
+func (r loadResult) report(b *testing.B, who string) {
+	b.ReportMetric(r.perSec, who+"-appends/s")
+	if len(r.latency) == 0 {
+		return
+	}
+	q := func(p float64) float64 {
+		return float64(r.latency[int(p*float64(len(r.latency)-1))].Microseconds())
+	}
+	b.ReportMetric(q(0.50), who+"-p50-µs")
+	b.ReportMetric(q(0.99), who+"-p99-µs")
+}
+
+var benchRun atomic.Int64 // makes stream names unique across runs
+
+// load creates one stream per appender on t and appends to each once, then
+// has the appenders post b.N 1 KiB appends between them, each waiting for
+// its acknowledgement before the next. Only those appends are timed.
+func (t target) load(b *testing.B, appenders int) loadResult {
+	b.StopTimer()
+	defer b.StartTimer()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: appenders}}
+	defer client.CloseIdleConnections()
+	run := benchRun.Add(1)
+	body := bytes.Repeat([]byte("x"), 1024)
+	streams := make([]string, appenders)
+	for w := range streams {
+		streams[w] = fmt.Sprintf("%s/v1/stream/bench/%d-%d-%d", t.url, time.Now().UnixNano(), run, w)
+		if status, err := send(client, http.MethodPut, streams[w], nil); err != nil || status != http.StatusCreated {
+			b.Fatalf("%s: create %s: status %d, %v", t.name, streams[w], status, err)
+		}
+		// The first append to a stream is untimed: it may set the stream
+		// up. The reference file store also needs it: when the first
+		// appends to new streams arrive together, it answers some of
+		// them, and their retries, 404 "Stream not found".
+		if err := t.appendOnce(client, streams[w], body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	latency := make([][]time.Duration, appenders)
+	var wg sync.WaitGroup
+	b.StartTimer()
+	start := time.Now()
+	for w := range appenders {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if err := t.appendOnce(client, streams[w], body); err != nil {
+					b.Error(err)
+					return
+				}
+				latency[w] = append(latency[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(latency...)
+	slices.Sort(all)
+	return loadResult{perSec: float64(len(all)) / elapsed.Seconds(), latency: all}
+}
+
+// appendOnce posts body to stream. A plain append is answered 204; 200 is
+// allowed for servers that answer it the way they answer producer appends.
+func (t target) appendOnce(client *http.Client, stream string, body []byte) error {
+	status, err := send(client, http.MethodPost, stream, body)
+	if err == nil && status != http.StatusNoContent && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: append to %s: %w", t.name, stream, err)
+	}
+	return nil
+}
+
+// send makes one request with an application/octet-stream body and returns
+// its status.
+func send(client *http.Client, method, url string, body []byte) (int, error) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

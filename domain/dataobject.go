@@ -58,28 +58,31 @@ func DataKey(id uint64) string { return fmt.Sprintf("data/%020d", id) }
 // missing entries are empty), and returns the object and its sections.
 func EncodeDataObject(frames []Frame, states []SectionState) ([]byte, []Section) {
 	secs := make([]Section, len(frames))
-	var body []byte
+	size := 0
 	for i := range frames {
 		f := &frames[i]
-		start := len(body)
-		body = AppendFrame(body, f)
-		secs[i] = Section{Stream: f.Stream, Epoch: f.Epoch, Start: f.Offset, End: f.End(),
-			Offset: uint64(start), Length: uint64(len(body) - start)}
+		secs[i] = Section{Stream: f.Stream, Epoch: f.Epoch, Start: f.Offset, End: f.End()}
 		if i < len(states) {
 			secs[i].Producers, secs[i].WriterSeq = states[i].Producers, states[i].WriterSeq
 		}
+		size += 8 + frameSizeHint(f)
+	}
+	// Offsets and lengths are fixed-width, so the index's length is known
+	// before the frames are written: they go straight after it, and record
+	// bodies are copied once.
+	indexLen := len(encodeIndex(secs))
+	out := make([]byte, DataHeaderSize+indexLen, DataHeaderSize+indexLen+size)
+	for i := range frames {
+		start := len(out)
+		out = AppendFrame(out, &frames[i])
+		secs[i].Offset, secs[i].Length = uint64(start), uint64(len(out)-start)
 	}
 	index := encodeIndex(secs)
-	base := uint64(DataHeaderSize + len(index))
-	for i := range secs {
-		secs[i].Offset += base
-	}
-	index = encodeIndex(secs) // same length: offsets are fixed-width
-	out := append([]byte(nil), dataMagicV2...)
-	out = appendU32(out, uint32(len(index)))
-	out = appendU32(out, crc32.Checksum(index, castagnoli))
-	out = append(out, index...)
-	return append(out, body...), secs
+	copy(out, dataMagicV2)
+	putU32(out[4:], uint32(len(index)))
+	putU32(out[8:], crc32.Checksum(index, castagnoli))
+	copy(out[DataHeaderSize:], index)
+	return out, secs
 }
 
 func encodeIndex(secs []Section) []byte {

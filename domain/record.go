@@ -1,9 +1,11 @@
 package domain
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // Record is one stored record. It belongs to neither wire protocol: the Pico
@@ -74,9 +76,12 @@ const (
 )
 
 // AppendFrame appends f's framed encoding to b: u32 body length, u32 CRC-32C
-// of the body, body.
+// of the body, body. The body is encoded in place after a reserved header
+// (record bodies are copied once, into b), and b grows once for the frame.
 func AppendFrame(b []byte, f *Frame) []byte {
-	e := &encoder{}
+	start := len(b)
+	b = slices.Grow(b, 8+frameSizeHint(f))
+	e := &encoder{buf: append(b, 0, 0, 0, 0, 0, 0, 0, 0)}
 	e.uvarint(f.Stream)
 	e.uvarint(f.Epoch)
 	e.uvarint(f.Offset)
@@ -93,9 +98,32 @@ func AppendFrame(b []byte, f *Frame) []byte {
 	for i := range f.Records {
 		appendRecord(e, &f.Records[i])
 	}
-	b = appendU32(b, uint32(len(e.buf)))
-	b = appendU32(b, crc32.Checksum(e.buf, castagnoli))
-	return append(b, e.buf...)
+	b = e.buf
+	body := b[start+8:]
+	putU32(b[start:], uint32(len(body)))
+	putU32(b[start+4:], crc32.Checksum(body, castagnoli))
+	return b
+}
+
+// frameSizeHint is about the encoded size of f's body, a little above so
+// that encoding does not grow the buffer again.
+func frameSizeHint(f *Frame) int {
+	n := 64 + len(f.WriterSeq)
+	if f.Producer != nil {
+		n += len(f.Producer.ID)
+	}
+	for i := range f.Records {
+		r := &f.Records[i]
+		n += len(r.Body) + 2*binary.MaxVarintLen64
+		for _, h := range r.Headers {
+			n += len(h.Key) + len(h.Value) + 2*binary.MaxVarintLen64
+		}
+	}
+	return n
+}
+
+func putU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
 func frameFlags(f *Frame) uint8 {

@@ -117,16 +117,20 @@ func OpenWAL(cfg WALConfig) *WAL {
 // Frames submitted in some order become durable in that order. Submit waits
 // while MaxBufferedBytes are unacknowledged (backpressure).
 func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
-	enc := domain.AppendFrame(nil, f)
+	need := f.Size()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.failed == nil && w.buffered > 0 && w.buffered+len(enc) > w.cfg.MaxBufferedBytes {
+	for w.failed == nil && w.buffered > 0 && w.buffered+need > w.cfg.MaxBufferedBytes {
 		w.space.Wait()
 	}
 	if w.failed != nil {
 		return w.failed
 	}
-	w.open.frames = append(w.open.frames, enc...)
+	// Encoded straight into the open bulk: record bodies are copied once
+	// on their way to the PUT.
+	before := len(w.open.frames)
+	w.open.frames = domain.AppendFrame(w.open.frames, f)
+	enc := w.open.frames[before:]
 	w.open.done = append(w.open.done, done)
 	if w.open.ends == nil {
 		w.open.ends = map[uint64]uint64{}

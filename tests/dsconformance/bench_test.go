@@ -2,6 +2,7 @@ package dsconformance
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/s3store"
+	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/s3test"
 )
 
@@ -21,10 +24,19 @@ import (
 // and per-request p50/p99 for 1 and 64 concurrent appenders, each appender
 // on its own stream, and the ratio of the two throughputs. Both servers are
 // driven by the same Go loop, so the client costs the same on both sides.
+//
+// With one appender it also alternates lone appends with raw 1 KiB PUTs to
+// the same bucket, one of each in turn, so both see the same background
+// load: a lone append should cost about one PUT.
 func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
-	pico := target{name: "pico", url: startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+s3test.URL(b)).url}
+	bucket := s3test.URL(b)
+	pico := target{name: "pico", url: startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket).url}
 	ref := target{name: "ref", url: startRefServer(b).url}
+	store, err := s3store.Open(context.Background(), bucket)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, appenders := range []int{1, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
 			ours := pico.load(b, appenders)
@@ -33,8 +45,44 @@ func BenchmarkVersusReference(b *testing.B) {
 			ours.report(b, pico.name)
 			theirs.report(b, ref.name)
 			b.ReportMetric(ours.perSec/theirs.perSec, "x-ref-appends/s")
+			if appenders == 1 {
+				appendP50, putP50 := pico.alternate(b, store, b.N)
+				b.ReportMetric(float64(appendP50.Microseconds()), "alternating-append-p50-µs")
+				b.ReportMetric(float64(putP50.Microseconds()), "alternating-raw-put-p50-µs")
+				b.ReportMetric(float64(appendP50)/float64(putP50), "x-raw-put-p50")
+			}
 		})
 	}
+}
+
+// alternate makes n lone appends to one stream of t and n raw PUTs of the
+// same size to store, one of each in turn, and returns both p50s.
+func (t target) alternate(b *testing.B, store ports.ObjectStore, n int) (appendP50, putP50 time.Duration) {
+	b.StopTimer()
+	defer b.StartTimer()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	run := benchRun.Add(1)
+	stream := fmt.Sprintf("%s/v1/stream/bench/alternate-%d-%d", t.url, time.Now().UnixNano(), run)
+	if status, err := send(client, http.MethodPut, stream, nil); err != nil || status != http.StatusCreated {
+		b.Fatalf("%s: create %s: status %d, %v", t.name, stream, status, err)
+	}
+	body := bytes.Repeat([]byte("x"), 1024)
+	appends, puts := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	for i := range n {
+		t0 := time.Now()
+		if err := t.appendOnce(client, stream, body); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := store.Put(context.Background(), fmt.Sprintf("raw/%d/%d", run, i), body); err != nil {
+			b.Fatal(err)
+		}
+		appends, puts = append(appends, t1.Sub(t0)), append(puts, time.Since(t1))
+	}
+	slices.Sort(appends)
+	slices.Sort(puts)
+	return appends[n/2], puts[n/2]
 }
 
 // target is one server under load.

@@ -201,6 +201,16 @@ func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64,
 	e.mu.Lock()
 	e.streams[prev.ID] = s
 	e.mu.Unlock()
+	if s.next > prev.End {
+		// The rewritten frame carries records, not every producer's dedup
+		// state: commit the recovered records now, with that state in
+		// their data object, so a further takeover still knows it.
+		// Failing here leaves the state in memory and the records in the
+		// WAL: the stream stays usable, so only log it.
+		if err := e.CommitThrough(ctx, prev.ID, s.next); err != nil {
+			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
+		}
+	}
 	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", s.next-prev.End)
 	return nil
 }

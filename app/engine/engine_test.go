@@ -363,3 +363,32 @@ func TestCloseAllHandsStreamsBack(t *testing.T) {
 		t.Fatal("a cleanly closed stream needed fencing")
 	}
 }
+
+// TestProducerStateSurvivesTwoTakeovers: a producer's append recovered by a
+// second process, which dies before any upload of its own, is still known
+// to a third: the recovered records were committed with their producer
+// state when the second process took over.
+func TestProducerStateSurvivesTwoTakeovers(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	first := startProcess(t, log, store, 1, 1)
+	id := first.create(t, "/s")
+	ctx := context.Background()
+	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
+	if _, err := first.engine.Append(ctx, id, records("a"), stamp); err != nil {
+		t.Fatal(err)
+	}
+	second := startProcess(t, log, store, 1, 2)
+	second.plane.WaitFor(ctx, first.plane.Applied())
+	if err := second.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	third := startProcess(t, log, store, 1, 3)
+	third.plane.WaitFor(ctx, second.plane.Applied())
+	if err := third.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	r, err := third.engine.Append(ctx, id, records("a"), stamp)
+	if err != nil || !r.Duplicate || r.First != 0 {
+		t.Fatalf("retry after two takeovers: %+v %v, want a duplicate of offset 0", r, err)
+	}
+}

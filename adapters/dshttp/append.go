@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -75,7 +76,7 @@ func appendRecords(h http.Header, info ports.StreamInfo, body []byte) ([]domain.
 		}
 		return records, nil
 	case !domain.SameContentType(contentType, stored):
-		return nil, statusError(http.StatusConflict, "Content-Type %s does not match the stream's %s", clip(contentType), clip(stored))
+		return nil, statusError(http.StatusConflict, "Content-Type %s does not match the stream's %s", headerval.Clip(contentType), headerval.Clip(stored))
 	}
 	return bodyRecords(stored, body, false)
 }
@@ -94,8 +95,8 @@ func (s *server) writeAppend(c echo.Context, name string, info ports.StreamInfo,
 		h.Set(headerClosed, "true")
 	}
 	if p := req.Producer; p != nil {
-		setUint(h, headerProducerEpoch, p.Epoch)
-		setUint(h, headerProducerSeq, acceptedSeq(p, res))
+		headerval.SetUint(h, headerProducerEpoch, p.Epoch)
+		headerval.SetUint(h, headerProducerSeq, acceptedSeq(p, res))
 	}
 	h.Set(echo.HeaderCacheControl, cacheNoStore)
 	if req.Producer != nil && !res.Duplicate && len(req.Records) > 0 {
@@ -143,8 +144,8 @@ func producerStamp(h http.Header) (*domain.ProducerStamp, error) {
 // 2^53-1.
 func producerNumber(field, v string) (uint64, error) {
 	n, err := strconv.ParseUint(v, 10, 64)
-	if !isDigits(v) || err != nil || n > maxSafeInteger {
-		return 0, badRequest("%s must be an integer from 0 to %d, got %s", field, uint64(maxSafeInteger), clip(v))
+	if !headerval.IsDigits(v) || err != nil || n > maxSafeInteger {
+		return 0, badRequest("%s must be an integer from 0 to %d, got %s", field, uint64(maxSafeInteger), headerval.Clip(v))
 	}
 	return n, nil
 }

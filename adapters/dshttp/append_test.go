@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 func TestAppend(t *testing.T) {
@@ -13,15 +15,15 @@ func TestAppend(t *testing.T) {
 	prev := off(0)
 	for i := range 3 {
 		rec := h.do(http.MethodPost, "/s", []byte("x"), "Content-Type", "text/plain")
-		wantStatus(t, rec, http.StatusNoContent)
-		wantHeaders(t, rec, "Stream-Next-Offset", off(uint64(i+1)), "Stream-Closed", "", "Producer-Epoch", "", "Cache-Control", "no-store")
+		handlertest.WantStatus(t, rec, http.StatusNoContent)
+		handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(uint64(i+1)), "Stream-Closed", "", "Producer-Epoch", "", "Cache-Control", "no-store")
 		if next := rec.Header().Get("Stream-Next-Offset"); next <= prev {
 			t.Errorf("offset %q does not sort after %q", next, prev)
 		} else {
 			prev = next
 		}
 	}
-	if n := len(h.fake.records("/s")); n != 3 {
+	if n := len(h.fake.Records("/s")); n != 3 {
 		t.Errorf("%d records, want 3", n)
 	}
 }
@@ -32,7 +34,7 @@ func TestAppendContentType(t *testing.T) {
 	wantError(t, h.do(http.MethodPost, "/s", []byte("x")), http.StatusBadRequest, "Content-Type")
 	wantError(t, h.do(http.MethodPost, "/s", []byte("x"), "Content-Type", "application/json"), http.StatusConflict, "does not match")
 	for _, ct := range []string{"TEXT/PLAIN", "text/plain; charset=utf-8", " text/plain "} {
-		wantStatus(t, h.do(http.MethodPost, "/s", []byte("x"), "Content-Type", ct), http.StatusNoContent)
+		handlertest.WantStatus(t, h.do(http.MethodPost, "/s", []byte("x"), "Content-Type", ct), http.StatusNoContent)
 	}
 }
 
@@ -43,7 +45,7 @@ func TestAppendErrors(t *testing.T) {
 	wantError(t, h.do(http.MethodPost, "/s", nil, "Content-Type", "text/plain"), http.StatusBadRequest, "empty body")
 	wantError(t, h.do(http.MethodPost, "/s", []byte("123456789"), "Content-Type", "text/plain"), http.StatusRequestEntityTooLarge, "limit")
 	// Missing beats bad headers.
-	wantStatus(t, h.do(http.MethodPost, "/missing", []byte("x"), "Producer-Id", "p"), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/missing", []byte("x"), "Producer-Id", "p"), http.StatusNotFound)
 }
 
 func TestClose(t *testing.T) {
@@ -51,15 +53,15 @@ func TestClose(t *testing.T) {
 	h.create("/s", "Content-Type", "text/plain")
 	h.appendBodies("/s", "text/plain", "a")
 	// A close carries no data: its content type is not checked.
-	before := h.fake.accessCount("/s")
+	before := h.fake.AccessCount("/s")
 	rec := h.do(http.MethodPost, "/s", nil, "Stream-Closed", "true", "Content-Type", "image/png")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
-	if h.fake.accessCount("/s") == before {
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
+	if h.fake.AccessCount("/s") == before {
 		t.Error("a close-only POST did not reach the service (it must renew the idle TTL)")
 	}
 	// Again: still 204.
-	wantStatus(t, h.do(http.MethodPost, "/s", nil, "Stream-Closed", "true"), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/s", nil, "Stream-Closed", "true"), http.StatusNoContent)
 	// Appends now conflict, and say where the stream ended.
 	for _, headers := range [][]string{
 		{"Content-Type", "text/plain"},
@@ -68,7 +70,7 @@ func TestClose(t *testing.T) {
 	} {
 		rec := h.do(http.MethodPost, "/s", []byte("late"), headers...)
 		wantError(t, rec, http.StatusConflict, "closed")
-		wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
+		handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
 	}
 	wantError(t, h.do(http.MethodPost, "/missing", nil, "Stream-Closed", "true"), http.StatusNotFound, "")
 }
@@ -77,13 +79,13 @@ func TestAppendAndClose(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s", "Content-Type", "text/plain")
 	rec := h.do(http.MethodPost, "/s", []byte("last"), "Content-Type", "text/plain", "Stream-Closed", "true")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
 	// Stream-Closed other than "true" is no header.
 	h.create("/t", "Content-Type", "text/plain")
 	rec = h.do(http.MethodPost, "/t", []byte("x"), "Content-Type", "text/plain", "Stream-Closed", "yes")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Stream-Closed", "")
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "")
 	wantError(t, h.do(http.MethodPost, "/t", nil, "Stream-Closed", "false"), http.StatusBadRequest, "empty body")
 }
 
@@ -138,9 +140,9 @@ func TestIdempotentProducer(t *testing.T) {
 		if rec.Code != step.status {
 			t.Fatalf("%s: status %d, want %d (%s)", step.name, rec.Code, step.status, rec.Body)
 		}
-		wantHeaders(t, rec, step.headers...)
+		handlertest.WantHeaders(t, rec, step.headers...)
 	}
-	if n := len(h.fake.records("/s")); n != 4 {
+	if n := len(h.fake.Records("/s")); n != 4 {
 		t.Errorf("%d records, want 4", n)
 	}
 }
@@ -161,10 +163,10 @@ func TestProducerHeaderValidation(t *testing.T) {
 		wantError(t, h.producer("p", v, "0", "x"), http.StatusBadRequest, "Producer-Epoch")
 		wantError(t, h.producer("p", "0", v, "x"), http.StatusBadRequest, "Producer-Seq")
 	}
-	if n := len(h.fake.records("/s")); n != 0 {
+	if n := len(h.fake.Records("/s")); n != 0 {
 		t.Errorf("%d records written by bad requests", n)
 	}
-	wantStatus(t, h.producer("p", "007", "000", "x"), http.StatusOK) // digits, leading zeros allowed
+	handlertest.WantStatus(t, h.producer("p", "007", "000", "x"), http.StatusOK) // digits, leading zeros allowed
 }
 
 // TestProducerBeforeStreamSeq: a retry carrying its Stream-Seq again is a
@@ -172,32 +174,32 @@ func TestProducerHeaderValidation(t *testing.T) {
 func TestProducerBeforeStreamSeq(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s", "Content-Type", "text/plain")
-	wantStatus(t, h.producer("p", "0", "0", "x", "Stream-Seq", "a"), http.StatusOK)
-	wantStatus(t, h.producer("p", "0", "0", "x", "Stream-Seq", "a"), http.StatusNoContent)
-	wantStatus(t, h.producer("p", "0", "1", "x", "Stream-Seq", "a"), http.StatusConflict)
+	handlertest.WantStatus(t, h.producer("p", "0", "0", "x", "Stream-Seq", "a"), http.StatusOK)
+	handlertest.WantStatus(t, h.producer("p", "0", "0", "x", "Stream-Seq", "a"), http.StatusNoContent)
+	handlertest.WantStatus(t, h.producer("p", "0", "1", "x", "Stream-Seq", "a"), http.StatusConflict)
 }
 
 func TestProducerClose(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s", "Content-Type", "text/plain")
-	wantStatus(t, h.producer("p", "0", "0", "a"), http.StatusOK)
+	handlertest.WantStatus(t, h.producer("p", "0", "0", "a"), http.StatusOK)
 	// Append-and-close by a producer: 200, closed.
 	rec := h.producer("p", "0", "1", "b", "Stream-Closed", "true")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Producer-Seq", "1")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Producer-Seq", "1")
 	// Its retry, even with another body: 204, closed; the data is kept.
 	rec = h.producer("p", "0", "1", "other", "Stream-Closed", "true")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Producer-Seq", "1")
-	if got := h.fake.records("/s"); len(got) != 2 || string(got[1].Body) != "b" {
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Producer-Seq", "1")
+	if got := h.fake.Records("/s"); len(got) != 2 || string(got[1].Body) != "b" {
 		t.Errorf("records %v", got)
 	}
 	// Any other tuple: closed.
 	rec = h.producer("p", "0", "2", "c")
-	wantStatus(t, rec, http.StatusConflict)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(2))
+	handlertest.WantStatus(t, rec, http.StatusConflict)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(2))
 	rec = h.producer("q", "0", "0", "c")
-	wantStatus(t, rec, http.StatusConflict)
+	handlertest.WantStatus(t, rec, http.StatusConflict)
 }
 
 // TestProducerCloseOnly: a close without data is validated like an append
@@ -205,13 +207,13 @@ func TestProducerClose(t *testing.T) {
 func TestProducerCloseOnly(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s", "Content-Type", "text/plain")
-	wantStatus(t, h.producer("p", "1", "0", "a"), http.StatusOK)
-	wantStatus(t, h.producer("p", "0", "1", "", "Stream-Closed", "true"), http.StatusForbidden)
-	wantStatus(t, h.producer("p", "1", "3", "", "Stream-Closed", "true"), http.StatusConflict)
+	handlertest.WantStatus(t, h.producer("p", "1", "0", "a"), http.StatusOK)
+	handlertest.WantStatus(t, h.producer("p", "0", "1", "", "Stream-Closed", "true"), http.StatusForbidden)
+	handlertest.WantStatus(t, h.producer("p", "1", "3", "", "Stream-Closed", "true"), http.StatusConflict)
 	rec := h.producer("p", "1", "1", "", "Stream-Closed", "true", "Content-Type", "image/png")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Producer-Epoch", "1", "Producer-Seq", "1", "Stream-Next-Offset", off(1))
-	wantStatus(t, h.producer("p", "1", "1", "", "Stream-Closed", "true"), http.StatusNoContent)
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Producer-Epoch", "1", "Producer-Seq", "1", "Stream-Next-Offset", off(1))
+	handlertest.WantStatus(t, h.producer("p", "1", "1", "", "Stream-Closed", "true"), http.StatusNoContent)
 }
 
 func TestJSONAppend(t *testing.T) {
@@ -235,19 +237,19 @@ func TestJSONAppend(t *testing.T) {
 		{`[1,]`, 400, 0},
 		{`{} {}`, 400, 0},
 	} {
-		before := len(h.fake.records("/j"))
+		before := len(h.fake.Records("/j"))
 		rec := h.do(http.MethodPost, "/j", []byte(tc.body), "Content-Type", "application/json")
 		if rec.Code != tc.status {
 			t.Errorf("%q: status %d, want %d (%s)", tc.body, rec.Code, tc.status, rec.Body)
 		}
-		if added := len(h.fake.records("/j")) - before; added != tc.adds {
+		if added := len(h.fake.Records("/j")) - before; added != tc.adds {
 			t.Errorf("%q: %d records, want %d", tc.body, added, tc.adds)
 		}
 	}
 	// Invalid JSON from a producer leaves its state where it was.
 	h.do(http.MethodPost, "/j", []byte("[]"), "Content-Type", "application/json", "Producer-Id", "p", "Producer-Epoch", "0", "Producer-Seq", "0")
 	rec := h.do(http.MethodPost, "/j", []byte("[1]"), "Content-Type", "application/json", "Producer-Id", "p", "Producer-Epoch", "0", "Producer-Seq", "0")
-	wantStatus(t, rec, http.StatusOK)
+	handlertest.WantStatus(t, rec, http.StatusOK)
 }
 
 // TestProducerSeqEcho: an accepted request's Producer-Seq is its own, even
@@ -255,9 +257,9 @@ func TestJSONAppend(t *testing.T) {
 func TestProducerSeqEcho(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s", "Content-Type", "text/plain")
-	wantStatus(t, h.producer("p", "0", "0", "a"), http.StatusOK)
+	handlertest.WantStatus(t, h.producer("p", "0", "0", "a"), http.StatusOK)
 	h.fake.zeroProducerSeq = true
 	rec := h.producer("p", "0", "1", "", "Stream-Closed", "true")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Producer-Seq", "1", "Producer-Epoch", "0")
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Producer-Seq", "1", "Producer-Epoch", "0")
 }

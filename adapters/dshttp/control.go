@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/ports"
 )
 
@@ -36,7 +37,7 @@ func controlRoute(name string) (root, rest string, ok bool) {
 // one of them is "not found".
 func (s *server) control(c echo.Context, root, rest string) error {
 	if s.cfg.Subscriptions == nil {
-		return controlNotFound("no subscription API is served at " + clip(c.Request().URL.EscapedPath()))
+		return controlNotFound("no subscription API is served at " + headerval.Clip(c.Request().URL.EscapedPath()))
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, cacheNoStore)
 	switch {
@@ -45,7 +46,7 @@ func (s *server) control(c echo.Context, root, rest string) error {
 	case strings.HasPrefix(rest, "subscriptions/"):
 		return s.subscriptionRoute(c, root, strings.TrimPrefix(rest, "subscriptions/"))
 	}
-	return controlNotFound("no control route " + clip(rest))
+	return controlNotFound("no control route " + headerval.Clip(rest))
 }
 
 // subscriptionRoute serves "subscriptions/<id>[/<action>]".
@@ -53,7 +54,7 @@ func (s *server) subscriptionRoute(c echo.Context, root, rest string) error {
 	seg, action, _ := strings.Cut(rest, "/")
 	id, err := url.PathUnescape(seg)
 	if err != nil || id == "" {
-		return controlNotFound("no subscription id in " + clip(rest))
+		return controlNotFound("no subscription id in " + headerval.Clip(rest))
 	}
 	ref := ports.SubscriptionRef{Root: root, ID: id}
 	bind := func(h func(echo.Context, ports.SubscriptionRef) error) echo.HandlerFunc {
@@ -80,7 +81,7 @@ func (s *server) subscriptionRoute(c echo.Context, root, rest string) error {
 		}
 		return s.onlyMethod(c, http.MethodDelete, func(c echo.Context) error { return s.removeStream(c, ref, path) })
 	}
-	return controlNotFound("no subscription route " + clip(action))
+	return controlNotFound("no subscription route " + headerval.Clip(action))
 }
 
 func (s *server) subscriptionBase(c echo.Context, ref ports.SubscriptionRef) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/ports"
 )
 
@@ -112,7 +113,7 @@ func TestPutSubscription(t *testing.T) {
 	body := `{"type":"webhook","pattern":"events/*","streams":["m"],"webhook":{"url":"http://127.0.0.1:9/h"},` +
 		`"lease_ttl_ms":1000,"description":"d","wake_stream":"w"}`
 	rec := h.do(http.MethodPut, "http://example.com/v1/stream/__ds/subscriptions/s%2D1", []byte(body), "Content-Type", "application/json")
-	wantStatus(t, rec, http.StatusCreated)
+	handlertest.WantStatus(t, rec, http.StatusCreated)
 	want := ports.SubscriptionSpec{Type: "webhook", Pattern: "events/*", Streams: []string{"m"}, WebhookURL: "http://127.0.0.1:9/h",
 		WakeStream: "w", LeaseTTL: time.Second, Description: "d", ControlURL: "http://example.com/v1/stream/__ds/"}
 	if f.ref != (ports.SubscriptionRef{Root: "/v1/stream/", ID: "s-1"}) || f.spec.ControlURL != want.ControlURL ||
@@ -132,7 +133,7 @@ func TestPutSubscription(t *testing.T) {
 		t.Fatalf("stream %v", s)
 	}
 	f.created = false
-	wantStatus(t, h.do(http.MethodPut, "/v1/stream/__ds/subscriptions/s1", []byte(body)), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/v1/stream/__ds/subscriptions/s1", []byte(body)), http.StatusOK)
 }
 
 func TestPutSubscriptionRejectsMalformedBodies(t *testing.T) {
@@ -151,17 +152,17 @@ func TestPutSubscriptionRejectsMalformedBodies(t *testing.T) {
 
 func TestSubscriptionStreamsRoutes(t *testing.T) {
 	h, f := withSubscriptions(t)
-	wantStatus(t, h.do(http.MethodPost, "/v1/stream/__ds/subscriptions/s1/streams", []byte(`{"streams":["manual/b"]}`)), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/v1/stream/__ds/subscriptions/s1/streams", []byte(`{"streams":["manual/b"]}`)), http.StatusNoContent)
 	if len(f.paths) != 1 || f.paths[0] != "manual/b" {
 		t.Fatalf("added %v", f.paths)
 	}
-	wantStatus(t, h.do(http.MethodDelete, "/v1/stream/__ds/subscriptions/s1/streams/manual%2Fb", nil), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodDelete, "/v1/stream/__ds/subscriptions/s1/streams/manual%2Fb", nil), http.StatusNoContent)
 	if f.paths[0] != "manual/b" || f.ref.ID != "s1" {
 		t.Fatalf("removed %v from %+v", f.paths, f.ref)
 	}
 	rec := h.do(http.MethodPost, "/v1/stream/__ds/subscriptions/s1/streams", []byte(`{"streams":[]}`))
 	wantCode(t, rec.Code, rec.Body.Bytes(), http.StatusBadRequest, "INVALID_REQUEST")
-	wantStatus(t, h.do(http.MethodDelete, "/v1/stream/__ds/subscriptions/s1", nil), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodDelete, "/v1/stream/__ds/subscriptions/s1", nil), http.StatusNoContent)
 	f.err = &ports.SubscriptionError{Kind: ports.ErrSubscriptionNotFound}
 	rec = h.do(http.MethodGet, "/v1/stream/__ds/subscriptions/s1", nil)
 	wantCode(t, rec.Code, rec.Body.Bytes(), http.StatusNotFound, "SUBSCRIPTION_NOT_FOUND")
@@ -173,7 +174,7 @@ func TestCallbackAndAck(t *testing.T) {
 	for _, route := range []string{"callback", "ack"} {
 		f.next = true
 		rec := h.do(http.MethodPost, "/v1/stream/__ds/subscriptions/s1/"+route, body, "Authorization", "Bearer tok")
-		wantStatus(t, rec, http.StatusOK)
+		handlertest.WantStatus(t, rec, http.StatusOK)
 		if rec.Body.String() != `{"next_wake":true,"ok":true}` {
 			t.Fatalf("%s answer %s", route, rec.Body)
 		}
@@ -199,7 +200,7 @@ func TestClaimAndRelease(t *testing.T) {
 	f.claim = ports.WakeClaim{WakeID: "w", Generation: 2, Token: "t", LeaseTTL: time.Second,
 		Streams: []ports.LinkedStream{{Path: "events/a", Acked: 1, Tail: 2, Pending: true}}}
 	rec := h.do(http.MethodPost, "/v1/stream/__ds/subscriptions/p/claim", []byte(`{"worker":"worker-1"}`))
-	wantStatus(t, rec, http.StatusOK)
+	handlertest.WantStatus(t, rec, http.StatusOK)
 	got := decode(t, rec.Body.Bytes())
 	s := got["streams"].([]any)[0].(map[string]any)
 	if f.worker != "worker-1" || got["wake_id"] != "w" || got["generation"] != 2.0 || got["token"] != "t" || got["lease_ttl_ms"] != 1000.0 ||
@@ -207,7 +208,7 @@ func TestClaimAndRelease(t *testing.T) {
 		t.Fatalf("claim answer %s", rec.Body)
 	}
 	rec = h.do(http.MethodPost, "/v1/stream/__ds/subscriptions/p/release", []byte(`{"wake_id":"w","generation":2}`), "Authorization", "Bearer t")
-	wantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
 	if f.token != "t" || f.ack.WakeID != "w" || f.ack.Generation != 2 {
 		t.Fatalf("release asked %q %+v", f.token, f.ack)
 	}
@@ -224,8 +225,8 @@ func TestClaimAndRelease(t *testing.T) {
 func TestJWKS(t *testing.T) {
 	h, _ := withSubscriptions(t)
 	rec := h.do(http.MethodGet, "/v1/stream/__ds/jwks.json", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Content-Type", "application/jwk-set+json", "Cache-Control", "public, max-age=300")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/jwk-set+json", "Cache-Control", "public, max-age=300")
 	if rec.Body.String() != `{"keys":[{"alg":"EdDSA","crv":"Ed25519","kid":"ds_k","kty":"OKP","use":"sig","x":"AAAA"}]}` {
 		t.Fatalf("key set %s", rec.Body)
 	}
@@ -242,7 +243,7 @@ func TestUnknownControlRoutes(t *testing.T) {
 	wantCode(t, rec.Code, rec.Body.Bytes(), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 	rec = h.do(http.MethodGet, "/v1/stream/__ds/subscriptions/s1/claim", nil)
 	wantCode(t, rec.Code, rec.Body.Bytes(), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
-	if f.ref.ID != "" || len(h.fake.streams) != 0 {
+	if f.ref.ID != "" || h.fake.Len() != 0 {
 		t.Fatal("an unknown route reached the service")
 	}
 	f.err = ports.Errorf(ports.ErrUnavailable, "metadata down")

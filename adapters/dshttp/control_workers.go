@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/ports"
 )
 
@@ -29,7 +30,7 @@ func (b *wakeReport) wakeAck() (ports.WakeAck, error) {
 	for _, a := range b.Acks {
 		pos, err := parseOffset(a.Offset)
 		if err != nil || !pos.given {
-			return ack, controlError(http.StatusConflict, "INVALID_OFFSET", "ack offset "+clip(a.Offset)+" is not a stream offset")
+			return ack, controlError(http.StatusConflict, "INVALID_OFFSET", "ack offset "+headerval.Clip(a.Offset)+" is not a stream offset")
 		}
 		path := a.Stream
 		if path == "" {

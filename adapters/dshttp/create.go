@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -84,20 +85,20 @@ func parseFork(h http.Header) (*ports.ForkRequest, error) {
 	case !forked:
 		return nil, nil
 	case !strings.HasPrefix(source, "/"):
-		return nil, badRequest("%s must be the path of a stream on this server, got %s", headerForkedFrom, clip(source))
+		return nil, badRequest("%s must be the path of a stream on this server, got %s", headerForkedFrom, headerval.Clip(source))
 	}
 	fork := &ports.ForkRequest{Source: source}
 	if hasOffset {
 		pos, err := parseOffset(offset)
 		if err != nil || pos.now {
-			return nil, badRequest("%s must be an offset this server returned, got %s", headerForkOffset, clip(offset))
+			return nil, badRequest("%s must be an offset this server returned, got %s", headerForkOffset, headerval.Clip(offset))
 		}
 		fork.At = &pos.at
 	}
 	if hasSub {
 		n, err := parseTTL(sub) // the same digits-only, no-leading-zero rule
 		if err != nil {
-			return nil, badRequest("%s must be a whole number without sign or leading zeros, got %s", headerForkSubOffset, clip(sub))
+			return nil, badRequest("%s must be a whole number without sign or leading zeros, got %s", headerForkSubOffset, headerval.Clip(sub))
 		}
 		if n > 0 && !hasOffset {
 			return nil, badRequest("%s needs %s", headerForkSubOffset, headerForkOffset)
@@ -130,12 +131,12 @@ func createConfig(h http.Header, fork bool) (domain.StreamConfig, error) {
 
 // parseTTL parses Stream-TTL: seconds as ^(0|[1-9][0-9]*)$.
 func parseTTL(v string) (uint64, error) {
-	if !isDigits(v) || (v[0] == '0' && len(v) > 1) {
-		return 0, badRequest("%s must be whole seconds without sign or leading zeros, got %s", headerTTL, clip(v))
+	if !headerval.IsDigits(v) || (v[0] == '0' && len(v) > 1) {
+		return 0, badRequest("%s must be whole seconds without sign or leading zeros, got %s", headerTTL, headerval.Clip(v))
 	}
 	ttl, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, badRequest("%s %s is out of range", headerTTL, clip(v))
+		return 0, badRequest("%s %s is out of range", headerTTL, headerval.Clip(v))
 	}
 	return ttl, nil
 }
@@ -145,10 +146,10 @@ func parseTTL(v string) (uint64, error) {
 func parseExpiresAt(v string) (int64, error) {
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return 0, badRequest("%s must be an RFC 3339 time, got %s", headerExpiresAt, clip(v))
+		return 0, badRequest("%s must be an RFC 3339 time, got %s", headerExpiresAt, headerval.Clip(v))
 	}
 	if t.UnixMilli() <= 0 {
-		return 0, badRequest("%s %s is not after 1970", headerExpiresAt, clip(v))
+		return 0, badRequest("%s %s is not after 1970", headerExpiresAt, headerval.Clip(v))
 	}
 	return t.UnixMilli(), nil
 }

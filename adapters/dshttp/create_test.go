@@ -10,25 +10,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 func TestCreate(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Location", "http://example.com/v1/stream/a", "Content-Type", "text/plain",
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Location", "http://example.com/v1/stream/a", "Content-Type", "text/plain",
 		"Stream-Next-Offset", off(0), "Stream-Closed", "", "Cache-Control", "no-store")
 	if u, err := url.Parse(rec.Header().Get("Location")); err != nil || !u.IsAbs() {
 		t.Errorf("Location %q is not absolute", rec.Header().Get("Location"))
 	}
 	// The same config again: 200, no Location.
 	rec = h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "TEXT/PLAIN")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Location", "", "Content-Type", "text/plain", "Stream-Next-Offset", off(0))
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Location", "", "Content-Type", "text/plain", "Stream-Next-Offset", off(0))
 	// Another config: 409.
 	wantError(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "application/json"), http.StatusConflict, "")
-	wantStatus(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain", "Stream-TTL", "60"), http.StatusConflict)
-	wantStatus(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusConflict)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain", "Stream-TTL", "60"), http.StatusConflict)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/v1/stream/a", nil, "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusConflict)
 }
 
 // TestCreateEchoesTheContentType: the stored string comes back as is, and
@@ -36,10 +38,10 @@ func TestCreate(t *testing.T) {
 func TestCreateEchoesTheContentType(t *testing.T) {
 	h := newHarness(t)
 	for name, ct := range map[string]string{"/a": "text/plain", "/b": "application/json; charset=utf-8", "/c": "Application/X-Custom"} {
-		wantHeaders(t, h.do(http.MethodPut, name, nil, "Content-Type", ct), "Content-Type", ct)
-		wantHeaders(t, h.do(http.MethodHead, name, nil), "Content-Type", ct)
+		handlertest.WantHeaders(t, h.do(http.MethodPut, name, nil, "Content-Type", ct), "Content-Type", ct)
+		handlertest.WantHeaders(t, h.do(http.MethodHead, name, nil), "Content-Type", ct)
 	}
-	wantHeaders(t, h.do(http.MethodPut, "/d", nil), "Content-Type", "application/octet-stream")
+	handlertest.WantHeaders(t, h.do(http.MethodPut, "/d", nil), "Content-Type", "application/octet-stream")
 }
 
 func TestCreateLocationScheme(t *testing.T) {
@@ -55,7 +57,7 @@ func TestCreateLocationScheme(t *testing.T) {
 		{true, []string{"X-Forwarded-Proto", "HTTP, https"}, "http://ds.test:4437/p/"},
 		{false, []string{"X-Forwarded-Proto", "gopher"}, "http://ds.test:4437/p/"},
 	} {
-		name := "/p/" + strings.Repeat("x", len(h.fake.streams)+1)
+		name := "/p/" + strings.Repeat("x", h.fake.Len()+1)
 		req := httptest.NewRequest(http.MethodPut, "http://ds.test:4437"+name, nil)
 		if tc.tls {
 			req.TLS = &tls.ConnectionState{}
@@ -65,8 +67,8 @@ func TestCreateLocationScheme(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		h.h.ServeHTTP(rec, req)
-		wantStatus(t, rec, http.StatusCreated)
-		wantHeaders(t, rec, "Location", tc.want+strings.TrimPrefix(name, "/p/"))
+		handlertest.WantStatus(t, rec, http.StatusCreated)
+		handlertest.WantHeaders(t, rec, "Location", tc.want+strings.TrimPrefix(name, "/p/"))
 	}
 }
 
@@ -76,16 +78,16 @@ func TestCreateTTL(t *testing.T) {
 		rec := h.do(http.MethodPut, "/bad"+string(rune('a'+i)), nil, "Stream-TTL", v)
 		wantError(t, rec, http.StatusBadRequest, "Stream-TTL")
 	}
-	if len(h.fake.streams) != 0 {
+	if h.fake.Len() != 0 {
 		t.Fatal("a bad TTL created a stream")
 	}
 	h.create("/ok", "Stream-TTL", "60")
-	if got := h.fake.streams["/ok"].cfg; got.IdleTTLSec != 60 || got.TTLSec != 0 || got.ExpiresAtMs != 0 {
-		t.Errorf("config %+v: Stream-TTL is the idle TTL", got)
+	if info, _ := h.fake.Info("/ok"); info.Config.IdleTTLSec != 60 || info.Config.TTLSec != 0 || info.Config.ExpiresAtMs != 0 {
+		t.Errorf("config %+v: Stream-TTL is the idle TTL", info.Config)
 	}
 	h.create("/zero", "Stream-TTL", "0")
-	wantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "60"), http.StatusOK)
-	wantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "61"), http.StatusConflict)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "60"), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "61"), http.StatusConflict)
 }
 
 func TestCreateExpiresAt(t *testing.T) {
@@ -97,8 +99,8 @@ func TestCreateExpiresAt(t *testing.T) {
 		if i == 2 {
 			want += 123
 		}
-		if got := h.fake.streams[name].cfg.ExpiresAtMs; got != want {
-			t.Errorf("%q stored as %d, want %d", v, got, want)
+		if info, _ := h.fake.Info(name); info.Config.ExpiresAtMs != want {
+			t.Errorf("%q stored as %d, want %d", v, info.Config.ExpiresAtMs, want)
 		}
 	}
 	for _, v := range []string{"tomorrow", "2100-01-01", "2100-01-01 00:00:00Z", "4102444800000", "", "1969-12-31T23:59:59Z"} {
@@ -111,32 +113,32 @@ func TestCreateExpiresAt(t *testing.T) {
 func TestCreateClosed(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodPut, "/c", []byte("all of it"), "Content-Type", "text/plain", "Stream-Closed", "TRUE")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
-	wantStatus(t, h.do(http.MethodPut, "/c", nil, "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusOK)
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/c", nil, "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusOK)
 	// Only "true" counts; anything else is no header at all.
 	for i, v := range []string{"false", "1", "yes", ""} {
 		rec := h.do(http.MethodPut, "/open"+string(rune('a'+i)), nil, "Stream-Closed", v)
-		wantStatus(t, rec, http.StatusCreated)
-		wantHeaders(t, rec, "Stream-Closed", "")
+		handlertest.WantStatus(t, rec, http.StatusCreated)
+		handlertest.WantHeaders(t, rec, "Stream-Closed", "")
 	}
 }
 
 func TestCreateWithInitialBody(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodPut, "/b", []byte{0, 1, 2, 0xff}, "Content-Type", "application/octet-stream")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Stream-Next-Offset", off(1))
-	if got := h.fake.records("/b"); len(got) != 1 || !bytes.Equal(got[0].Body, []byte{0, 1, 2, 0xff}) {
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(1))
+	if got := h.fake.Records("/b"); len(got) != 1 || !bytes.Equal(got[0].Body, []byte{0, 1, 2, 0xff}) {
 		t.Errorf("records %v", got)
 	}
 	// JSON bodies flatten like appends, and [] creates an empty stream.
 	rec = h.do(http.MethodPut, "/j", []byte(` [ {"a": 1}, [2, 3] ] `), "Content-Type", "application/json")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Stream-Next-Offset", off(2))
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(2))
 	rec = h.do(http.MethodPut, "/empty", []byte("[]"), "Content-Type", "application/json")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Stream-Next-Offset", off(0))
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(0))
 	wantError(t, h.do(http.MethodPut, "/bad", []byte("{"), "Content-Type", "application/json"), http.StatusBadRequest, "JSON")
 }
 
@@ -148,8 +150,8 @@ func TestCreateReadsChunkedBodies(t *testing.T) {
 	req.Header.Set("Content-Type", "text/plain")
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	wantStatus(t, rec, http.StatusCreated)
-	if got := h.fake.records("/chunked"); len(got) != 1 || string(got[0].Body) != "streamed" {
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	if got := h.fake.Records("/chunked"); len(got) != 1 || string(got[0].Body) != "streamed" {
 		t.Errorf("records %v", got)
 	}
 }
@@ -157,7 +159,7 @@ func TestCreateReadsChunkedBodies(t *testing.T) {
 func TestCreateBodyLimit(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 4 })
 	wantError(t, h.do(http.MethodPut, "/big", []byte("12345")), http.StatusRequestEntityTooLarge, "limit")
-	wantStatus(t, h.do(http.MethodPut, "/fits", []byte("1234")), http.StatusCreated)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/fits", []byte("1234")), http.StatusCreated)
 }
 
 // TestCreateParsesForks: the fork headers become a fork request; the rules
@@ -167,11 +169,11 @@ func TestCreateParsesForks(t *testing.T) {
 	h.create("/src")
 	rec := h.do(http.MethodPut, "/fork", []byte("body"), "Stream-Forked-From", "/src",
 		"Stream-Fork-Offset", formatOffset(2), "Stream-Fork-Sub-Offset", "3", "Content-Type", "text/plain")
-	wantHeaders(t, rec, "Stream-Forked-From", "")
-	if len(h.fake.forks) != 1 {
-		t.Fatalf("%d fork requests reached the service", len(h.fake.forks))
+	handlertest.WantHeaders(t, rec, "Stream-Forked-From", "")
+	if len(h.fake.Forks()) != 1 {
+		t.Fatalf("%d fork requests reached the service", len(h.fake.Forks()))
 	}
-	got := h.fake.forks[0]
+	got := h.fake.Forks()[0]
 	if got.Source != "/src" || got.At == nil || *got.At != 2 || got.SubOffset != 3 ||
 		got.Config.ContentType != "text/plain" || len(got.Initial) != 1 || string(got.Initial[0].Body) != "body" {
 		t.Fatalf("fork request %+v", got)
@@ -180,13 +182,13 @@ func TestCreateParsesForks(t *testing.T) {
 		wantError(t, h.do(http.MethodPut, "/fork", nil, hdr, "0"), http.StatusBadRequest, "Stream-Forked-From")
 	}
 	for _, bad := range []string{"-1", "abc", "1.5", "05", "+1"} {
-		wantStatus(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src",
+		handlertest.WantStatus(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src",
 			"Stream-Fork-Offset", formatOffset(0), "Stream-Fork-Sub-Offset", bad), http.StatusBadRequest)
 	}
 	wantError(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src", "Stream-Fork-Sub-Offset", "2"),
 		http.StatusBadRequest, "Stream-Fork-Offset")
-	wantStatus(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src", "Stream-Fork-Offset", "now"), http.StatusBadRequest)
-	if len(h.fake.forks) != 1 {
-		t.Fatalf("refused fork requests reached the service: %d", len(h.fake.forks))
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/fork", nil, "Stream-Forked-From", "/src", "Stream-Fork-Offset", "now"), http.StatusBadRequest)
+	if len(h.fake.Forks()) != 1 {
+		t.Fatalf("refused fork requests reached the service: %d", len(h.fake.Forks()))
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 // fixedClock returns a Config option that sets the cursor clock to t.
@@ -72,7 +74,7 @@ func TestCursorOnTheWire(t *testing.T) {
 	h := newHarness(t, fixedClock(cursorEpoch.Add(time.Hour)), func(c *Config) { c.LongPollTimeout = time.Millisecond })
 	h.create("/s")
 	rec := h.do(http.MethodGet, "/s?offset=-1&live=long-poll", nil)
-	wantHeaders(t, rec, "Stream-Cursor", "180")
+	handlertest.WantHeaders(t, rec, "Stream-Cursor", "180")
 	rec = h.do(http.MethodGet, "/s?offset=-1&live=long-poll&cursor=180", nil)
 	if c, _ := strconv.ParseUint(rec.Header().Get("Stream-Cursor"), 10, 64); c <= 180 {
 		t.Errorf("cursor %q does not move past the client's", rec.Header().Get("Stream-Cursor"))

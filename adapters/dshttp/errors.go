@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/streamroute"
 	"github.com/picomq/pico/ports"
 )
 
@@ -54,9 +56,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return // an event stream already started; it just ends
 	}
-	var redirect *ports.RedirectError
-	if errors.As(err, &redirect) && redirect.Address != "" {
-		_ = redirectTo(c, redirect.Address)
+	if streamroute.AnswerRedirect(err, c) {
 		return
 	}
 	h := c.Response().Header()
@@ -121,12 +121,12 @@ func (s *server) describeStreamError(se *ports.StreamError, h http.Header) (int,
 	}
 	switch {
 	case errors.Is(se.Kind, ports.ErrProducerFenced):
-		setUint(h, headerProducerEpoch, se.ProducerEpoch)
+		headerval.SetUint(h, headerProducerEpoch, se.ProducerEpoch)
 	case errors.Is(se.Kind, ports.ErrProducerGap) && se.ProducerNewEpoch:
 		status = http.StatusBadRequest // a new epoch must start at sequence 0
 	case errors.Is(se.Kind, ports.ErrProducerGap):
-		setUint(h, headerExpectedSeq, se.ExpectedSeq)
-		setUint(h, headerReceivedSeq, se.ReceivedSeq)
+		headerval.SetUint(h, headerExpectedSeq, se.ExpectedSeq)
+		headerval.SetUint(h, headerReceivedSeq, se.ReceivedSeq)
 	case errors.Is(se.Kind, ports.ErrStreamClosed):
 		h.Set(headerClosed, "true")
 		if se.HasNext {

@@ -1,13 +1,12 @@
 package dshttp
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/cors"
 	"github.com/picomq/pico/domain"
 )
 
@@ -54,27 +53,17 @@ var allowedRequestHeaders = strings.Join([]string{
 	headerProducerID, headerProducerEpoch, headerProducerSeq, headerForkedFrom, headerForkOffset, headerForkSubOffset,
 }, ", ")
 
-// commonHeaders sets the headers every response carries, errors included.
+// commonHeaders sets the headers every response carries, errors included;
+// Durable Streams also lets any origin embed a stream's bytes.
 func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", exposedHeaders)
+	return cors.ResponseHeaders(exposedHeaders)(func(c echo.Context) error {
+		c.Response().Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
 		return next(c)
-	}
+	})
 }
 
 // preflight answers a CORS preflight on any path.
-func preflight(c echo.Context) error {
-	h := c.Response().Header()
-	h.Set("Access-Control-Allow-Methods", allowedMethods)
-	h.Set("Access-Control-Allow-Headers", allowedRequestHeaders)
-	h.Set("Access-Control-Max-Age", "86400")
-	h.Set(echo.HeaderCacheControl, cacheNoStore)
-	return c.NoContent(http.StatusNoContent)
-}
+func preflight(c echo.Context) error { return cors.Preflight(c, allowedMethods, allowedRequestHeaders) }
 
 // header returns a request header's first value and whether the header
 // was sent at all: Header.Get cannot tell absent from empty.
@@ -102,24 +91,3 @@ func contentTypeOf(cfg domain.StreamConfig) string {
 }
 
 func isJSON(contentType string) bool { return domain.SameContentType(contentType, jsonType) }
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// clip quotes a client value for an error message, shortened so an error
-// never echoes a large input back.
-func clip(v string) string {
-	const limit = 64
-	if len(v) > limit {
-		return fmt.Sprintf("%q (%d bytes)", v[:limit]+"...", len(v))
-	}
-	return strconv.Quote(v)
-}
-
-func setUint(h http.Header, name string, v uint64) { h.Set(name, strconv.FormatUint(v, 10)) }

@@ -6,6 +6,9 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 func TestLiveReadsNeedAnOffset(t *testing.T) {
@@ -22,9 +25,9 @@ func TestLongPollAnswersAtOnceWithData(t *testing.T) {
 	h.create("/s", "Content-Type", "text/plain")
 	h.appendBodies("/s", "text/plain", "a")
 	rec := h.do(http.MethodGet, "/s?offset=-1&live=long-poll", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Stream-Next-Offset", off(1), "Stream-Up-To-Date", "true")
-	if c := rec.Header().Get("Stream-Cursor"); !isDigits(c) {
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(1), "Stream-Up-To-Date", "true")
+	if c := rec.Header().Get("Stream-Cursor"); !headerval.IsDigits(c) {
 		t.Errorf("Stream-Cursor %q", c)
 	}
 	if rec.Body.String() != "a" || rec.Header().Get("ETag") == "" {
@@ -42,10 +45,10 @@ func TestLongPollTimesOutWith204(t *testing.T) {
 		if waited := time.Since(start); waited < 30*time.Millisecond {
 			t.Errorf("answered after %v, before the timeout", waited)
 		}
-		wantStatus(t, rec, http.StatusNoContent)
-		wantHeaders(t, rec, "Stream-Next-Offset", off(1), "Stream-Up-To-Date", "true", "Cache-Control", "no-store",
+		handlertest.WantStatus(t, rec, http.StatusNoContent)
+		handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(1), "Stream-Up-To-Date", "true", "Cache-Control", "no-store",
 			"Stream-Closed", "", "ETag", "")
-		if c := rec.Header().Get("Stream-Cursor"); !isDigits(c) {
+		if c := rec.Header().Get("Stream-Cursor"); !headerval.IsDigits(c) {
 			t.Errorf("Stream-Cursor %q", c)
 		}
 		if rec.Body.Len() != 0 {
@@ -67,8 +70,8 @@ func TestLongPollWakesOnAppend(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("the append did not wake the long-poll")
 	}
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Stream-Next-Offset", off(3), "Stream-Up-To-Date", "true")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(3), "Stream-Up-To-Date", "true")
 	if rec.Body.String() != `["late",2]` || rec.Header().Get("Stream-Cursor") == "" {
 		t.Errorf("body %s, cursor %q", rec.Body, rec.Header().Get("Stream-Cursor"))
 	}
@@ -81,13 +84,13 @@ func TestLongPollOnClosedTail(t *testing.T) {
 	h.closeStream("/s")
 	for _, offset := range []string{off(1), "now"} {
 		rec := h.do(http.MethodGet, "/s?live=long-poll&offset="+offset, nil)
-		wantStatus(t, rec, http.StatusNoContent)
-		wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Up-To-Date", "true", "Stream-Next-Offset", off(1), "Stream-Cursor", "")
+		handlertest.WantStatus(t, rec, http.StatusNoContent)
+		handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Up-To-Date", "true", "Stream-Next-Offset", off(1), "Stream-Cursor", "")
 	}
 	// With data left, the data comes first, marked as the end.
 	rec := h.do(http.MethodGet, "/s?live=long-poll&offset=-1", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Stream-Closed", "true")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true")
 }
 
 func TestLongPollWakesOnCloseAndDelete(t *testing.T) {
@@ -98,16 +101,16 @@ func TestLongPollWakesOnCloseAndDelete(t *testing.T) {
 		h.closeStream("/s")
 	}()
 	rec := h.do(http.MethodGet, "/s?live=long-poll&offset=-1", nil)
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Stream-Closed", "true")
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true")
 
 	h.create("/d")
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		h.do(http.MethodDelete, "/d", nil)
 	}()
-	wantStatus(t, h.do(http.MethodGet, "/d?live=long-poll&offset=-1", nil), http.StatusNotFound)
-	wantStatus(t, h.do(http.MethodGet, "/missing?live=long-poll&offset=now", nil), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/d?live=long-poll&offset=-1", nil), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/missing?live=long-poll&offset=now", nil), http.StatusNotFound)
 }
 
 func TestLongPollEndsOnShutdown(t *testing.T) {
@@ -118,7 +121,7 @@ func TestLongPollEndsOnShutdown(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		close(done)
 	}()
-	wantStatus(t, h.do(http.MethodGet, "/s?live=long-poll&offset=-1", nil), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s?live=long-poll&offset=-1", nil), http.StatusNoContent)
 }
 
 func TestLongPollEndsWithTheClient(t *testing.T) {
@@ -129,5 +132,5 @@ func TestLongPollEndsWithTheClient(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "/s?live=long-poll&offset=-1", nil).WithContext(ctx)
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	wantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
 }

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 // A Durable Streams offset is "%016d_%016d" of a read sequence (always 0
@@ -46,16 +48,16 @@ func parseOffset(s string) (position, error) {
 		return position{now: true}, nil
 	}
 	readSeq, record, ok := strings.Cut(s, "_")
-	if !ok || !isDigits(readSeq) || !isDigits(record) {
-		return position{}, badRequest("offset must be -1, now or an offset this server returned, got %s", clip(s))
+	if !ok || !headerval.IsDigits(readSeq) || !headerval.IsDigits(record) {
+		return position{}, badRequest("offset must be -1, now or an offset this server returned, got %s", headerval.Clip(s))
 	}
 	seq, err := strconv.ParseUint(readSeq, 10, 64)
 	if err != nil || seq != 0 {
-		return position{}, badRequest("offset %s is beyond the tail", clip(s))
+		return position{}, badRequest("offset %s is beyond the tail", headerval.Clip(s))
 	}
 	at, err := strconv.ParseUint(record, 10, 64)
 	if err != nil {
-		return position{}, badRequest("offset %s is beyond the tail", clip(s))
+		return position{}, badRequest("offset %s is beyond the tail", headerval.Clip(s))
 	}
 	return position{at: at, given: true}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/ports"
 )
 
@@ -39,7 +40,7 @@ func parseReadRequest(r *http.Request) (readRequest, error) {
 	rr.from = from
 	switch {
 	case rr.live != "" && rr.live != liveLongPoll && rr.live != liveSSE:
-		return rr, badRequest("live must be long-poll or sse, got %s", clip(rr.live))
+		return rr, badRequest("live must be long-poll or sse, got %s", headerval.Clip(rr.live))
 	case rr.live != "" && !present:
 		return rr, badRequest("a live read needs an offset")
 	}
@@ -123,7 +124,7 @@ func (s *server) writePage(c echo.Context, name string, res ports.ReadResult, cu
 	}
 	tag := pageETag(name, res.ID, res.From, res.Next, eof)
 	h.Set("ETag", tag)
-	if etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
+	if headerval.ETagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	contentType := contentTypeOf(res.Config)
@@ -148,15 +149,4 @@ func pageETag(name string, id, from, next uint64, eof bool) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// etagMatches reports whether an If-None-Match list names tag.
-func etagMatches(ifNoneMatch, tag string) bool {
-	for candidate := range strings.SplitSeq(ifNoneMatch, ",") {
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if candidate == tag || candidate == "*" {
-			return true
-		}
-	}
-	return false
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 func TestCatchUp(t *testing.T) {
@@ -18,8 +20,8 @@ func TestCatchUp(t *testing.T) {
 	h.appendBodies("/s", "text/plain", "hello ", "world")
 	for _, target := range []string{"/s", "/s?offset=-1", "/s?offset=" + off(0), "/s?offset=-1&unknown=1"} {
 		rec := h.do(http.MethodGet, target, nil)
-		wantStatus(t, rec, http.StatusOK)
-		wantHeaders(t, rec, "Content-Type", "text/plain", "Stream-Next-Offset", off(2), "Stream-Up-To-Date", "true",
+		handlertest.WantStatus(t, rec, http.StatusOK)
+		handlertest.WantHeaders(t, rec, "Content-Type", "text/plain", "Stream-Next-Offset", off(2), "Stream-Up-To-Date", "true",
 			"Stream-Closed", "", "Stream-Cursor", "", "Cache-Control", "no-cache")
 		if rec.Body.String() != "hello world" {
 			t.Errorf("%s: body %q", target, rec.Body)
@@ -31,12 +33,12 @@ func TestCatchUp(t *testing.T) {
 	}
 	// At the tail: empty, up to date, the requested offset.
 	rec = h.do(http.MethodGet, "/s?offset="+off(2), nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Stream-Next-Offset", off(2), "Stream-Up-To-Date", "true")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Stream-Next-Offset", off(2), "Stream-Up-To-Date", "true")
 	if rec.Body.Len() != 0 {
 		t.Errorf("tail body %q", rec.Body)
 	}
-	wantStatus(t, h.do(http.MethodGet, "/missing", nil), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/missing", nil), http.StatusNotFound)
 }
 
 func TestBinaryRoundTrip(t *testing.T) {
@@ -46,12 +48,12 @@ func TestBinaryRoundTrip(t *testing.T) {
 	for i := range all {
 		all[i] = byte(i)
 	}
-	wantStatus(t, h.do(http.MethodPost, "/b", all, "Content-Type", "application/octet-stream"), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/b", all, "Content-Type", "application/octet-stream"), http.StatusNoContent)
 	rec := h.do(http.MethodGet, "/b", nil)
 	if !bytes.Equal(rec.Body.Bytes(), all) {
 		t.Errorf("read back %x", rec.Body.Bytes())
 	}
-	wantHeaders(t, rec, "Content-Type", "application/octet-stream")
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/octet-stream")
 }
 
 func TestJSONRead(t *testing.T) {
@@ -63,7 +65,7 @@ func TestJSONRead(t *testing.T) {
 	}
 	h.appendBodies("/j", "application/json", `{"a": 1}`, `[2, [3], "x y"]`)
 	rec = h.do(http.MethodGet, "/j", nil)
-	wantHeaders(t, rec, "Content-Type", "application/json")
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/json")
 	if got := rec.Body.String(); got != `[{"a":1},2,[3],"x y"]` {
 		t.Errorf("body %s", got)
 	}
@@ -80,11 +82,11 @@ func TestBadOffsets(t *testing.T) {
 	for _, v := range []string{"abc", "0,1", "0_1,0_2", "0 1", " ", "/", "../0_1", "0_1/", "\x00", "0_0\x00", "\r", "\n", "0_0\r\n",
 		"-2", "NOW", "1_0", "9999999999999999_9999999999999999", off(1)} {
 		rec := h.do(http.MethodGet, "/s?offset="+url.QueryEscape(v), nil)
-		wantStatus(t, rec, http.StatusBadRequest)
-		wantHeaders(t, rec, "X-Content-Type-Options", "nosniff")
+		handlertest.WantStatus(t, rec, http.StatusBadRequest)
+		handlertest.WantHeaders(t, rec, "X-Content-Type-Options", "nosniff")
 	}
 	for _, q := range []string{"offset=", "offset", "offset=-1&offset=-1", "offset=now&offset=" + off(0), "offset=%zz", "a=1;offset=now"} {
-		wantStatus(t, h.do(http.MethodGet, "/s?"+q, nil), http.StatusBadRequest)
+		handlertest.WantStatus(t, h.do(http.MethodGet, "/s?"+q, nil), http.StatusBadRequest)
 	}
 }
 
@@ -95,22 +97,22 @@ func TestReadNow(t *testing.T) {
 	h.appendBodies("/s", "text/plain", "old", "older")
 	h.appendBodies("/j", "application/json", "[1,2,3]")
 	for name, body := range map[string]string{"/s": "", "/j": "[]"} {
-		before := h.fake.accessCount(name)
+		before := h.fake.AccessCount(name)
 		rec := h.do(http.MethodGet, name+"?offset=now", nil)
-		wantStatus(t, rec, http.StatusOK)
-		wantHeaders(t, rec, "Stream-Up-To-Date", "true", "ETag", "", "Cache-Control", "no-store", "Stream-Closed", "")
+		handlertest.WantStatus(t, rec, http.StatusOK)
+		handlertest.WantHeaders(t, rec, "Stream-Up-To-Date", "true", "ETag", "", "Cache-Control", "no-store", "Stream-Closed", "")
 		if rec.Body.String() != body {
 			t.Errorf("%s: body %q, want %q", name, rec.Body, body)
 		}
-		if h.fake.accessCount(name) == before {
+		if h.fake.AccessCount(name) == before {
 			t.Errorf("%s: offset=now did not reach the service (it must renew the idle TTL)", name)
 		}
 	}
-	wantHeaders(t, h.do(http.MethodGet, "/s?offset=now", nil), "Stream-Next-Offset", off(2))
-	wantHeaders(t, h.do(http.MethodGet, "/j?offset=now", nil), "Stream-Next-Offset", off(3))
+	handlertest.WantHeaders(t, h.do(http.MethodGet, "/s?offset=now", nil), "Stream-Next-Offset", off(2))
+	handlertest.WantHeaders(t, h.do(http.MethodGet, "/j?offset=now", nil), "Stream-Next-Offset", off(3))
 	h.closeStream("/s")
-	wantHeaders(t, h.do(http.MethodGet, "/s?offset=now", nil), "Stream-Closed", "true", "Stream-Up-To-Date", "true")
-	wantStatus(t, h.do(http.MethodGet, "/missing?offset=now", nil), http.StatusNotFound)
+	handlertest.WantHeaders(t, h.do(http.MethodGet, "/s?offset=now", nil), "Stream-Closed", "true", "Stream-Up-To-Date", "true")
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/missing?offset=now", nil), http.StatusNotFound)
 }
 
 func TestChunking(t *testing.T) {
@@ -121,13 +123,13 @@ func TestChunking(t *testing.T) {
 	offset := "-1"
 	for range 10 {
 		rec := h.do(http.MethodGet, "/s?offset="+offset, nil)
-		wantStatus(t, rec, http.StatusOK)
+		handlertest.WantStatus(t, rec, http.StatusOK)
 		got = append(got, rec.Body.String())
 		offset = rec.Header().Get("Stream-Next-Offset")
 		if rec.Header().Get("Stream-Up-To-Date") == "true" {
 			break
 		}
-		wantHeaders(t, rec, "Cache-Control", "public, max-age=60, stale-while-revalidate=300")
+		handlertest.WantHeaders(t, rec, "Cache-Control", "public, max-age=60, stale-while-revalidate=300")
 	}
 	// A chunk ends between records, never inside one.
 	if want := []string{"aaaaaa", "bbbbbb", "cccccccccccccccc", "d"}; strings.Join(got, "|") != strings.Join(want, "|") {
@@ -142,13 +144,13 @@ func TestClosedStreamReads(t *testing.T) {
 	h.closeStream("/s")
 	// A chunk short of the end does not say closed.
 	rec := h.do(http.MethodGet, "/s", nil)
-	wantHeaders(t, rec, "Stream-Closed", "", "Stream-Up-To-Date", "")
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "", "Stream-Up-To-Date", "")
 	rec = h.do(http.MethodGet, "/s?offset="+off(1), nil)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Up-To-Date", "true")
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Up-To-Date", "true")
 	// Reading at the end: empty, closed (EOF).
 	rec = h.do(http.MethodGet, "/s?offset="+off(2), nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Stream-Closed", "true", "Stream-Up-To-Date", "true", "Stream-Next-Offset", off(2))
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Up-To-Date", "true", "Stream-Next-Offset", off(2))
 }
 
 func TestETag(t *testing.T) {
@@ -157,27 +159,28 @@ func TestETag(t *testing.T) {
 	h.appendBodies("/s", "text/plain", "a")
 	rec := h.do(http.MethodGet, "/s", nil)
 	tag := rec.Header().Get("ETag")
-	id := h.fake.streams["/s"].id
+	info, _ := h.fake.Info("/s")
+	id := info.ID
 	want := `"` + base64.RawURLEncoding.EncodeToString([]byte("/s")) + ":" + strconv.FormatUint(id, 10) + ":" + off(0) + ":" + off(1) + `"`
 	if tag != want {
 		t.Fatalf("ETag %s, want %s", tag, want)
 	}
 	for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
 		rec := h.do(http.MethodGet, "/s", nil, "If-None-Match", inm)
-		wantStatus(t, rec, http.StatusNotModified)
+		handlertest.WantStatus(t, rec, http.StatusNotModified)
 		if rec.Body.Len() != 0 {
 			t.Errorf("304 body %q", rec.Body)
 		}
 	}
-	wantStatus(t, h.do(http.MethodGet, "/s", nil, "If-None-Match", `"other"`), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s", nil, "If-None-Match", `"other"`), http.StatusOK)
 	// An append changes the chunk from the start, and so its tag.
 	h.appendBodies("/s", "text/plain", "b")
-	wantStatus(t, h.do(http.MethodGet, "/s", nil, "If-None-Match", tag), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s", nil, "If-None-Match", tag), http.StatusOK)
 	// Closing changes the last chunk's tag, so a 304 cannot hide the end.
 	tag = h.do(http.MethodGet, "/s", nil).Header().Get("ETag")
 	h.closeStream("/s")
 	rec = h.do(http.MethodGet, "/s", nil, "If-None-Match", tag)
-	wantStatus(t, rec, http.StatusOK)
+	handlertest.WantStatus(t, rec, http.StatusOK)
 	if got := rec.Header().Get("ETag"); !strings.HasSuffix(got, `:c"`) {
 		t.Errorf("closed ETag %s", got)
 	}
@@ -204,5 +207,5 @@ func TestTrimmedOffsetIsGone(t *testing.T) {
 	if rec.Body.String() != "c" {
 		t.Errorf("from the start: %q", rec.Body)
 	}
-	wantStatus(t, h.do(http.MethodGet, "/s?offset="+off(2), nil), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s?offset="+off(2), nil), http.StatusOK)
 }

@@ -14,12 +14,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/streamroute"
 	"github.com/picomq/pico/ports"
 )
 
@@ -79,8 +80,9 @@ func newServer(cfg Config) *server {
 	if cfg.Streams == nil {
 		panic("dshttp: Config.Streams is nil")
 	}
-	if cfg.Routing != "" && cfg.Routing != "redirect" && cfg.Routing != "local" {
-		panic("dshttp: unknown routing mode " + cfg.Routing + ` (want "redirect" or "local")`)
+	redirect, err := streamroute.Redirects(cfg.Routing)
+	if err != nil {
+		panic("dshttp: " + err.Error())
 	}
 	cfg.LongPollTimeout = orDefault(cfg.LongPollTimeout, defaultLongPollTimeout)
 	cfg.SSEMaxDuration = orDefault(cfg.SSEMaxDuration, defaultSSEMaxDuration)
@@ -93,7 +95,7 @@ func newServer(cfg Config) *server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &server{cfg: cfg, streams: cfg.Streams, redirect: cfg.Routing != "local", log: log,
+	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log,
 		jitterSeconds: func() uint64 { return 1 + rand.Uint64N(maxCursorJitterSec) }, keepAlive: sseKeepAlive}
 }
 
@@ -104,29 +106,8 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 	return v
 }
 
-var protocolMethods = []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions}
-
 func (s *server) handler() http.Handler {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = s.renderError
-	e.Pre(s.serveTargetsOutsideRouter)
-	e.Use(commonHeaders)
-	// Every path is a stream name, so one handler serves them all; other
-	// methods become echo's 405, rendered by renderError.
-	e.Match(protocolMethods, "/*", s.serve)
-	return e
-}
-
-// serveTargetsOutsideRouter serves request targets the router cannot match
-// (an absolute URL without a path, "*") so they too get protocol answers.
-func (s *server) serveTargetsOutsideRouter(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if strings.HasPrefix(echo.GetPath(c.Request()), "/") {
-			return next(c)
-		}
-		return commonHeaders(s.serve)(c)
-	}
+	return streamroute.NewHandler(s.serve, commonHeaders, s.renderError)
 }
 
 func (s *server) serve(c echo.Context) error {
@@ -134,18 +115,15 @@ func (s *server) serve(c echo.Context) error {
 	if r.Method == http.MethodOptions {
 		return preflight(c)
 	}
-	if !slices.Contains(protocolMethods, r.Method) {
-		return echo.ErrMethodNotAllowed
-	}
-	name := streamName(r)
+	name := streamroute.StreamName(r)
 	if root, rest, ok := controlRoute(name); ok {
 		return s.control(c, root, rest)
 	}
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if r.Method != http.MethodPut {
-		if err := s.routeToOwner(name); err != nil {
+	if r.Method != http.MethodPut && s.redirect {
+		if err := streamroute.ToOwner(s.streams, name); err != nil {
 			return err
 		}
 	}
@@ -163,52 +141,14 @@ func (s *server) serve(c echo.Context) error {
 	}
 }
 
-// streamName is the path as the client sent it: names are opaque, so two
-// spellings of one decoded path are two streams.
-func streamName(r *http.Request) string {
-	name := r.URL.EscapedPath()
-	if name == "" {
-		return "/"
-	}
-	return name
-}
-
 func checkName(name string) error {
 	switch {
 	case !strings.HasPrefix(name, "/"):
-		return badRequest("a stream URL is a path starting with /, got %s", clip(name))
+		return badRequest("a stream URL is a path starting with /, got %s", headerval.Clip(name))
 	case len(name) > maxNameBytes:
 		return badRequest("stream path is %d bytes; the limit is %d", len(name), maxNameBytes)
 	}
 	return nil
-}
-
-// routeToOwner returns a *ports.RedirectError when another node serves name.
-func (s *server) routeToOwner(name string) error {
-	if !s.redirect {
-		return nil
-	}
-	addr, err := s.streams.Route(name)
-	if err != nil {
-		return statusError(http.StatusServiceUnavailable, "cannot find the stream's owner: %v", err)
-	}
-	if addr != "" {
-		return &ports.RedirectError{Address: addr}
-	}
-	return nil
-}
-
-// redirectTo answers 307 to the same path and query on addr.
-func redirectTo(c echo.Context, addr string) error {
-	r := c.Request()
-	loc := strings.TrimRight(addr, "/") + r.URL.EscapedPath()
-	if r.URL.RawQuery != "" {
-		loc += "?" + r.URL.RawQuery
-	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderLocation, loc)
-	h.Set(echo.HeaderCacheControl, cacheNoStore)
-	return c.NoContent(http.StatusTemporaryRedirect)
 }
 
 // limits bound one read: a chunk of about MaxChunkBytes.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/ports"
 )
 
@@ -43,8 +44,8 @@ func TestPreflight(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodOptions, "/v1/stream/any", nil, "Access-Control-Request-Method", "GET",
 		"Access-Control-Request-Headers", "if-none-match")
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec,
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec,
 		"Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, HEAD, OPTIONS",
 		"Access-Control-Allow-Headers", "Content-Type, Authorization, Stream-Seq, Stream-TTL, Stream-Expires-At, "+
 			"Stream-Closed, If-None-Match, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, "+
@@ -62,14 +63,14 @@ func TestMethodNotAllowed(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do("PATCH", "/s", nil)
 	wantError(t, rec, http.StatusMethodNotAllowed, "method not allowed")
-	wantHeaders(t, rec, "Allow", allowedMethods)
+	handlertest.WantHeaders(t, rec, "Allow", allowedMethods)
 }
 
 func TestSubscriptionPathsAreReserved(t *testing.T) {
 	h := newHarness(t)
 	for _, method := range []string{"GET", "PUT", "POST", "DELETE"} {
 		rec := h.do(method, "/v1/stream/__ds/subscriptions/x", []byte("{}"), "Content-Type", "application/json")
-		wantStatus(t, rec, http.StatusNotFound)
+		handlertest.WantStatus(t, rec, http.StatusNotFound)
 		var body struct {
 			Error struct{ Code, Message string }
 		}
@@ -80,7 +81,7 @@ func TestSubscriptionPathsAreReserved(t *testing.T) {
 			t.Errorf("%s: Content-Type %q", method, ct)
 		}
 	}
-	if len(h.fake.streams) != 0 {
+	if h.fake.Len() != 0 {
 		t.Error("a reserved path became a stream")
 	}
 }
@@ -91,10 +92,10 @@ func TestAnyPathIsAStream(t *testing.T) {
 	for _, name := range []string{"/", "/a", "/v1/stream/x", "/a%2Fb", "/a/b", "/%E2%9C%93"} {
 		h.create(name)
 	}
-	if len(h.fake.streams) != 6 {
-		t.Errorf("%d streams, want 6", len(h.fake.streams))
+	if h.fake.Len() != 6 {
+		t.Errorf("%d streams, want 6", h.fake.Len())
 	}
-	wantStatus(t, h.do(http.MethodGet, "/"+strings.Repeat("x", maxNameBytes), nil), http.StatusBadRequest)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/"+strings.Repeat("x", maxNameBytes), nil), http.StatusBadRequest)
 }
 
 // TestTargetOutsideRouter: an absolute-form target without a path names
@@ -104,8 +105,8 @@ func TestTargetOutsideRouter(t *testing.T) {
 	h.create("/", "Content-Type", "text/plain")
 	h.appendBodies("/", "text/plain", "root")
 	rec := h.do(http.MethodGet, "http://ds.test", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "X-Content-Type-Options", "nosniff", "Stream-Up-To-Date", "true")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "X-Content-Type-Options", "nosniff", "Stream-Up-To-Date", "true")
 	if rec.Body.String() != "root" {
 		t.Errorf("body %q", rec.Body)
 	}
@@ -113,30 +114,30 @@ func TestTargetOutsideRouter(t *testing.T) {
 
 func TestRedirectsToTheOwner(t *testing.T) {
 	h := newHarness(t)
-	h.fake.owners["/s"] = "http://other:4437/"
+	h.fake.SetOwner("/s", "http://other:4437/")
 	for _, method := range []string{"GET", "HEAD", "POST", "DELETE"} {
 		rec := h.do(method, "/s?offset=-1&live=sse", nil)
-		wantStatus(t, rec, http.StatusTemporaryRedirect)
-		wantHeaders(t, rec, "Location", "http://other:4437/s?offset=-1&live=sse", "Cache-Control", "no-store")
+		handlertest.WantStatus(t, rec, http.StatusTemporaryRedirect)
+		handlertest.WantHeaders(t, rec, "Location", "http://other:4437/s?offset=-1&live=sse", "Cache-Control", "no-store")
 	}
 	// A create is placed by the service, which redirects in its answer.
-	h.fake.fail = &ports.RedirectError{Address: "http://other:4437"}
+	h.fake.SetFailure(&ports.RedirectError{Address: "http://other:4437"})
 	rec := h.do(http.MethodPut, "/s", nil)
-	wantStatus(t, rec, http.StatusTemporaryRedirect)
-	wantHeaders(t, rec, "Location", "http://other:4437/s")
+	handlertest.WantStatus(t, rec, http.StatusTemporaryRedirect)
+	handlertest.WantHeaders(t, rec, "Location", "http://other:4437/s")
 }
 
 func TestLocalRoutingNeverAsks(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Routing = "local" })
-	h.fake.owners["/s"] = "http://other:4437"
-	h.fake.routeErr = errors.New("no route")
+	h.fake.SetOwner("/s", "http://other:4437")
+	h.fake.SetRouteError(errors.New("no route"))
 	h.create("/s")
-	wantStatus(t, h.do(http.MethodGet, "/s", nil), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s", nil), http.StatusOK)
 }
 
 func TestRouteFailureIs503(t *testing.T) {
 	h := newHarness(t)
-	h.fake.routeErr = errors.New("metadata unavailable")
+	h.fake.SetRouteError(errors.New("metadata unavailable"))
 	wantError(t, h.do(http.MethodGet, "/s", nil), http.StatusServiceUnavailable, "owner")
 }
 
@@ -153,13 +154,13 @@ func TestServiceErrorsMapToStatuses(t *testing.T) {
 		{&ports.StreamError{Kind: errors.New("unknown kind")}, http.StatusInternalServerError},
 	} {
 		h := newHarness(t)
-		h.fake.fail = tc.err
+		h.fake.SetFailure(tc.err)
 		rec := h.do(http.MethodGet, "/s", nil)
-		wantStatus(t, rec, tc.status)
+		handlertest.WantStatus(t, rec, tc.status)
 		if tc.status == http.StatusInternalServerError && strings.Contains(rec.Body.String(), "fire") {
 			t.Errorf("internal error leaked: %q", rec.Body)
 		}
-		wantHeaders(t, rec, "Cache-Control", "no-store")
+		handlertest.WantHeaders(t, rec, "Cache-Control", "no-store")
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 // sseEvent is one event as sent: its raw text and its parsed fields.
@@ -116,7 +119,7 @@ func (c *sseClient) expectEnd() {
 func wantOpenControl(t *testing.T, ctl map[string]any, next uint64, upToDate bool) {
 	t.Helper()
 	cursor, _ := ctl["streamCursor"].(string)
-	if ctl["streamNextOffset"] != off(next) || !isDigits(cursor) || (ctl["upToDate"] == true) != upToDate || ctl["streamClosed"] != nil {
+	if ctl["streamNextOffset"] != off(next) || !headerval.IsDigits(cursor) || (ctl["upToDate"] == true) != upToDate || ctl["streamClosed"] != nil {
 		t.Errorf("control %v, want next %s upToDate %v and a cursor", ctl, off(next), upToDate)
 	}
 }
@@ -141,7 +144,7 @@ func TestSSEHeaders(t *testing.T) {
 			t.Errorf("%s: %d %v", name, c.resp.StatusCode, hdr)
 		}
 	}
-	wantStatus(t, h.do(http.MethodGet, "/missing?offset=-1&live=sse", nil), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/missing?offset=-1&live=sse", nil), http.StatusNotFound)
 }
 
 func TestSSECatchUpThenLive(t *testing.T) {
@@ -175,8 +178,8 @@ func TestSSEBase64(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxChunkBytes = 3 })
 	h.create("/b")
 	raw := []byte{0, 1, 2, 0xfe, 0xff, '\r', '\n'}
-	wantStatus(t, h.do(http.MethodPost, "/b", raw[:3], "Content-Type", "application/octet-stream"), http.StatusNoContent)
-	wantStatus(t, h.do(http.MethodPost, "/b", raw[3:], "Content-Type", "application/octet-stream"), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/b", raw[:3], "Content-Type", "application/octet-stream"), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/b", raw[3:], "Content-Type", "application/octet-stream"), http.StatusNoContent)
 	c := openSSE(t, h, "/b?offset=-1&live=sse")
 	var got []byte
 	for range 2 { // one data event per chunk, each followed by a control
@@ -214,7 +217,7 @@ func TestSSEPairsEveryDataEventWithAControl(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.MaxChunkBytes = 4 })
 		h.create("/s", "Content-Type", ct)
 		for _, body := range []string{`"aa"`, `"bb"`, `"cc"`, `"dd"`} {
-			wantStatus(t, h.do(http.MethodPost, "/s", []byte(body), "Content-Type", ct), http.StatusNoContent)
+			handlertest.WantStatus(t, h.do(http.MethodPost, "/s", []byte(body), "Content-Type", ct), http.StatusNoContent)
 		}
 		c := openSSE(t, h, "/s?offset=-1&live=sse")
 		for i := range 4 {
@@ -262,7 +265,7 @@ func TestSSEAppendAndCloseWhileWaiting(t *testing.T) {
 	h.create("/s", "Content-Type", "text/plain")
 	c := openSSE(t, h, "/s?offset=-1&live=sse")
 	wantOpenControl(t, c.expectControl(), 0, true)
-	wantStatus(t, h.do(http.MethodPost, "/s", []byte("bye"), "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/s", []byte("bye"), "Content-Type", "text/plain", "Stream-Closed", "true"), http.StatusNoContent)
 	c.expectData("bye")
 	wantClosedControl(t, c.expectControl(), 1)
 	c.expectEnd()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -41,7 +42,7 @@ func (s *server) trim(c echo.Context, name, value string) error {
 		return err
 	}
 	h := c.Response().Header()
-	setUint(h, headerStartSeq, start)
+	headerval.SetUint(h, headerStartSeq, start)
 	h.Set(echo.HeaderCacheControl, cacheNoStore)
 	return c.NoContent(http.StatusOK)
 }
@@ -136,15 +137,15 @@ func decodeRecords(contentType string, body []byte) ([]domain.Record, error) {
 }
 
 func writeAppendHeaders(h http.Header, req ports.AppendRequest, res ports.AppendResult) {
-	setUint(h, headerNextSeq, res.Next)
+	headerval.SetUint(h, headerNextSeq, res.Next)
 	if !res.Duplicate && res.Next > res.First {
-		setUint(h, headerStartSeq, res.First)
+		headerval.SetUint(h, headerStartSeq, res.First)
 		h.Set(headerTimestamp, strconv.FormatInt(res.TimestampMs, 10))
 	}
 	if p := req.Producer; p != nil {
 		h.Set(headerProducerID, p.ID)
-		setUint(h, headerProducerEpoch, p.Epoch)
-		setUint(h, headerProducerSeq, res.ProducerSeq)
+		headerval.SetUint(h, headerProducerEpoch, p.Epoch)
+		headerval.SetUint(h, headerProducerSeq, res.ProducerSeq)
 	}
 	if res.Closed {
 		h.Set(headerClosed, "true")

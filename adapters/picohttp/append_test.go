@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/domain"
 )
 
@@ -17,8 +18,8 @@ func TestAppendOneRecord(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
 	rec := h.do(http.MethodPost, "/s", []byte(`{"not":"a batch"}`), "Content-Type", "application/json")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Next-Seq", "1", "Pico-Start-Seq", "0", "Cache-Control", "no-store",
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "1", "Pico-Start-Seq", "0", "Cache-Control", "no-store",
 		"Pico-Closed", "", "Pico-Producer-Id", "")
 	if rec.Header().Get("Pico-Timestamp") == "" {
 		t.Error("no Pico-Timestamp")
@@ -27,7 +28,7 @@ func TestAppendOneRecord(t *testing.T) {
 		t.Errorf("append body %q", rec.Body)
 	}
 	rec = h.do(http.MethodPost, "/s", []byte("second"))
-	wantHeaders(t, rec, "Pico-Next-Seq", "2", "Pico-Start-Seq", "1")
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "2", "Pico-Start-Seq", "1")
 }
 
 func TestAppendBatches(t *testing.T) {
@@ -35,12 +36,12 @@ func TestAppendBatches(t *testing.T) {
 	h.create("/s")
 	records := []domain.Record{{Body: []byte("a"), Headers: []domain.Header{{Key: "k", Value: "v"}}}, {Body: []byte{0xff, 0}}}
 	rec := h.do(http.MethodPost, "/s", domain.EncodeBatch(records), "Content-Type", "application/vnd.picomq.batch")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Start-Seq", "0", "Pico-Next-Seq", "2")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Start-Seq", "0", "Pico-Next-Seq", "2")
 	rec = h.do(http.MethodPost, "/s", domain.EncodeJSONBatch(records), "Content-Type", "Application/VND.picomq.batch+JSON; charset=utf-8")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Start-Seq", "2", "Pico-Next-Seq", "4")
-	got := h.fake.records("/s")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Start-Seq", "2", "Pico-Next-Seq", "4")
+	got := h.fake.Records("/s")
 	if len(got) != 4 || string(got[2].Body) != "a" || got[2].Headers[0] != (domain.Header{Key: "k", Value: "v"}) || !bytes.Equal(got[3].Body, []byte{0xff, 0}) {
 		t.Fatalf("records %+v", got)
 	}
@@ -58,7 +59,7 @@ func TestAppendRejectsMalformedBatches(t *testing.T) {
 		http.StatusBadRequest, "bad_request", "malformed")
 	wantError(t, h.do(http.MethodPost, "/s", nil), http.StatusBadRequest, "bad_request", "empty body")
 	wantError(t, h.do(http.MethodPost, "/s", nil, "Content-Type", "application/vnd.picomq.batch"), http.StatusBadRequest, "bad_request", "empty body")
-	if n := len(h.fake.records("/s")); n != 0 {
+	if n := len(h.fake.Records("/s")); n != 0 {
 		t.Errorf("%d records written", n)
 	}
 }
@@ -72,15 +73,15 @@ func TestAppendClose(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
 	rec := h.do(http.MethodPost, "/s", []byte("last"), "Pico-Closed", "true")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Start-Seq", "0", "Pico-Next-Seq", "1")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Start-Seq", "0", "Pico-Next-Seq", "1")
 	// Close-only is idempotent and writes nothing.
 	rec = h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Start-Seq", "", "Pico-Timestamp", "", "Pico-Next-Seq", "1")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Start-Seq", "", "Pico-Timestamp", "", "Pico-Next-Seq", "1")
 	rec = h.do(http.MethodPost, "/s", []byte("late"))
 	body := wantError(t, rec, http.StatusConflict, "closed", "closed")
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Next-Seq", "1")
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Next-Seq", "1")
 	if body.NextSeq == nil || *body.NextSeq != 1 {
 		t.Errorf("next_seq %v", body.NextSeq)
 	}
@@ -90,17 +91,17 @@ func TestAppendCloseOnlyOfOpenStream(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
 	rec := h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Start-Seq", "", "Pico-Next-Seq", "0")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Start-Seq", "", "Pico-Next-Seq", "0")
 }
 
 func TestAppendMatch(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
-	wantStatus(t, h.do(http.MethodPost, "/s", []byte("a"), "Pico-Match-Seq", "0"), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/s", []byte("a"), "Pico-Match-Seq", "0"), http.StatusOK)
 	rec := h.do(http.MethodPost, "/s", []byte("b"), "Pico-Match-Seq", "0")
 	body := wantError(t, rec, http.StatusPreconditionFailed, "match_failed", "expected tail 0, actual 1")
-	wantHeaders(t, rec, "Pico-Next-Seq", "1")
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "1")
 	if body.NextSeq == nil || *body.NextSeq != 1 {
 		t.Errorf("next_seq %v", body.NextSeq)
 	}
@@ -114,24 +115,24 @@ func TestAppendProducer(t *testing.T) {
 		return []string{"Pico-Producer-Id", "p1", "Pico-Producer-Epoch", epoch, "Pico-Producer-Seq", seq}
 	}
 	rec := h.do(http.MethodPost, "/s", []byte("a"), stamp("2", "0")...)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Producer-Id", "p1", "Pico-Producer-Epoch", "2", "Pico-Producer-Seq", "0", "Pico-Start-Seq", "0")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Producer-Id", "p1", "Pico-Producer-Epoch", "2", "Pico-Producer-Seq", "0", "Pico-Start-Seq", "0")
 	rec = h.do(http.MethodPost, "/s", []byte("b"), stamp("2", "1")...)
-	wantHeaders(t, rec, "Pico-Producer-Seq", "1", "Pico-Start-Seq", "1", "Pico-Next-Seq", "2")
+	handlertest.WantHeaders(t, rec, "Pico-Producer-Seq", "1", "Pico-Start-Seq", "1", "Pico-Next-Seq", "2")
 
 	// A retry is acknowledged without writing.
 	rec = h.do(http.MethodPost, "/s", []byte("b"), stamp("2", "1")...)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Producer-Seq", "1", "Pico-Start-Seq", "", "Pico-Timestamp", "", "Pico-Next-Seq", "2")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Producer-Seq", "1", "Pico-Start-Seq", "", "Pico-Timestamp", "", "Pico-Next-Seq", "2")
 
 	rec = h.do(http.MethodPost, "/s", []byte("c"), stamp("2", "5")...)
 	wantError(t, rec, http.StatusConflict, "sequence_gap", "")
-	wantHeaders(t, rec, "Pico-Expected-Seq", "2", "Pico-Received-Seq", "5")
+	handlertest.WantHeaders(t, rec, "Pico-Expected-Seq", "2", "Pico-Received-Seq", "5")
 
 	rec = h.do(http.MethodPost, "/s", []byte("c"), stamp("1", "0")...)
 	wantError(t, rec, http.StatusForbidden, "fenced", "stale")
-	wantHeaders(t, rec, "Pico-Producer-Epoch", "2")
-	if n := len(h.fake.records("/s")); n != 2 {
+	handlertest.WantHeaders(t, rec, "Pico-Producer-Epoch", "2")
+	if n := len(h.fake.Records("/s")); n != 2 {
 		t.Errorf("%d records, want 2", n)
 	}
 }
@@ -152,7 +153,7 @@ func TestAppendProducerHeadersAllOrNone(t *testing.T) {
 	} {
 		wantError(t, h.do(http.MethodPost, "/s", []byte("x"), tc.headers...), http.StatusBadRequest, "bad_request", tc.message)
 	}
-	wantStatus(t, h.do(http.MethodPost, "/s", []byte("x"), "Pico-Producer-Id", strings.Repeat("p", 256),
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/s", []byte("x"), "Pico-Producer-Id", strings.Repeat("p", 256),
 		"Pico-Producer-Epoch", "0", "Pico-Producer-Seq", "0"), http.StatusOK)
 }
 
@@ -166,7 +167,7 @@ func TestAppendOverLimitIs413(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
 	wantError(t, rec, http.StatusRequestEntityTooLarge, "too_large", "100 bytes")
-	if n := len(h.fake.records("/s")); n != 0 {
+	if n := len(h.fake.Records("/s")); n != 0 {
 		t.Errorf("%d records written", n)
 	}
 }
@@ -176,10 +177,10 @@ func TestTrim(t *testing.T) {
 	h.create("/s")
 	h.appendBodies("/s", "a", "b", "c")
 	rec := h.do(http.MethodPost, "/s", nil, "Pico-Trim-Seq", "2")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Start-Seq", "2", "Cache-Control", "no-store")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Start-Seq", "2", "Cache-Control", "no-store")
 	// The service clamps to the tail.
-	wantHeaders(t, h.do(http.MethodPost, "/s", nil, "Pico-Trim-Seq", "99"), "Pico-Start-Seq", "3")
+	handlertest.WantHeaders(t, h.do(http.MethodPost, "/s", nil, "Pico-Trim-Seq", "99"), "Pico-Start-Seq", "3")
 	wantError(t, h.do(http.MethodPost, "/s", []byte("x"), "Pico-Trim-Seq", "1"), http.StatusBadRequest, "bad_request", "trim takes no body")
 	wantError(t, h.do(http.MethodPost, "/s", nil, "Pico-Trim-Seq", "-1"), http.StatusBadRequest, "bad_request", "Pico-Trim-Seq must be")
 	wantError(t, h.do(http.MethodPost, "/nope", nil, "Pico-Trim-Seq", "1"), http.StatusNotFound, "not_found", "")
@@ -189,7 +190,7 @@ func TestTrim(t *testing.T) {
 	req.Header.Set("Pico-Trim-Seq", "3")
 	r := httptest.NewRecorder()
 	h.h.ServeHTTP(r, req)
-	wantStatus(t, r, http.StatusOK)
+	handlertest.WantStatus(t, r, http.StatusOK)
 }
 
 // brokenBody fails mid-read, as a client that goes away does.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 )
 
@@ -33,7 +34,7 @@ func (s *server) create(c echo.Context, name string) error {
 		return err
 	}
 	h := c.Response().Header()
-	setUint(h, headerNextSeq, info.Next)
+	headerval.SetUint(h, headerNextSeq, info.Next)
 	h.Set(echo.HeaderContentType, info.Config.ContentType)
 	if info.Closed {
 		h.Set(headerClosed, "true")
@@ -60,10 +61,10 @@ func streamConfig(r *http.Request) (domain.StreamConfig, error) {
 	if v := r.Header.Get(headerExpiresAt); v != "" {
 		ms, err := ParseExpiresAt(v)
 		if err != nil {
-			return cfg, badRequest("%s must be an RFC 3339 time or unix milliseconds, got %s: %v", headerExpiresAt, clip(v), err)
+			return cfg, badRequest("%s must be an RFC 3339 time or unix milliseconds, got %s: %v", headerExpiresAt, headerval.Clip(v), err)
 		}
 		if ms <= time.Now().UnixMilli() {
-			return cfg, badRequest("%s %s is in the past", headerExpiresAt, clip(v))
+			return cfg, badRequest("%s %s is in the past", headerExpiresAt, headerval.Clip(v))
 		}
 		cfg.ExpiresAtMs = ms
 	}

@@ -7,27 +7,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 func TestCreate(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodPut, "/orders", nil, "Content-Type", "text/plain; charset=utf-8")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Location", "/orders", "Pico-Next-Seq", "0", "Content-Type", "text/plain; charset=utf-8",
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Location", "/orders", "Pico-Next-Seq", "0", "Content-Type", "text/plain; charset=utf-8",
 		"Cache-Control", "no-store", "Pico-Closed", "")
 	if rec.Body.Len() != 0 {
 		t.Errorf("create body %q", rec.Body)
 	}
 	// The same config again is 200, without Location.
 	rec = h.do(http.MethodPut, "/orders", nil, "Content-Type", "TEXT/plain")
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Location", "", "Pico-Next-Seq", "0")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Location", "", "Pico-Next-Seq", "0")
 }
 
 func TestCreateDefaultsContentType(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodPut, "/s", nil)
-	wantHeaders(t, rec, "Content-Type", "application/octet-stream")
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/octet-stream")
 }
 
 func TestCreateConflict(t *testing.T) {
@@ -39,16 +41,16 @@ func TestCreateConflict(t *testing.T) {
 	if body.NextSeq == nil || *body.NextSeq != 2 {
 		t.Errorf("next_seq %v", body.NextSeq)
 	}
-	wantHeaders(t, rec, "Pico-Next-Seq", "2")
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "2")
 }
 
 func TestCreateWithBodyWritesFirstRecord(t *testing.T) {
 	h := newHarness(t)
 	body := []byte("first\nrecord, \x00 binary")
 	rec := h.do(http.MethodPut, "/s", body)
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Pico-Next-Seq", "1")
-	got := h.fake.records("/s")
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "1")
+	got := h.fake.Records("/s")
 	if len(got) != 1 || !bytes.Equal(got[0].Body, body) {
 		t.Fatalf("records %+v", got)
 	}
@@ -57,8 +59,8 @@ func TestCreateWithBodyWritesFirstRecord(t *testing.T) {
 func TestCreateSealed(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodPut, "/s", []byte("only"), "Pico-Closed", "TRUE")
-	wantStatus(t, rec, http.StatusCreated)
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Next-Seq", "1")
+	handlertest.WantStatus(t, rec, http.StatusCreated)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Next-Seq", "1")
 	wantError(t, h.do(http.MethodPost, "/s", []byte("more")), http.StatusConflict, "closed", "")
 	wantError(t, h.do(http.MethodPut, "/s2", nil, "Pico-Closed", "yes"), http.StatusBadRequest, "bad_request", `Pico-Closed must be true or false, got "yes"`)
 }
@@ -67,14 +69,14 @@ func TestCreateTTLAndExpiry(t *testing.T) {
 	h := newHarness(t)
 	future := time.Now().Add(time.Hour).Truncate(time.Second)
 	rec := h.do(http.MethodPut, "/s", nil, "Pico-TTL", "3600", "Pico-Expires-At", future.In(time.FixedZone("x", 5*3600)).Format(time.RFC3339))
-	wantStatus(t, rec, http.StatusCreated)
+	handlertest.WantStatus(t, rec, http.StatusCreated)
 	rec = h.do(http.MethodHead, "/s", nil)
-	wantHeaders(t, rec, "Pico-TTL", "3600", "Pico-Expires-At", future.UTC().Format(time.RFC3339))
+	handlertest.WantHeaders(t, rec, "Pico-TTL", "3600", "Pico-Expires-At", future.UTC().Format(time.RFC3339))
 
 	ms := time.Now().Add(time.Hour).UnixMilli()/1000*1000 + 123
-	wantStatus(t, h.do(http.MethodPut, "/ms", nil, "Pico-Expires-At", strconv.FormatInt(ms, 10)), http.StatusCreated)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/ms", nil, "Pico-Expires-At", strconv.FormatInt(ms, 10)), http.StatusCreated)
 	rec = h.do(http.MethodHead, "/ms", nil)
-	wantHeaders(t, rec, "Pico-Expires-At", time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z"), "Pico-TTL", "")
+	handlertest.WantHeaders(t, rec, "Pico-Expires-At", time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z"), "Pico-TTL", "")
 }
 
 func TestCreateRejectsBadHeaders(t *testing.T) {
@@ -92,11 +94,11 @@ func TestCreateRejectsBadHeaders(t *testing.T) {
 	long := strings.Repeat("9", 100)
 	wantError(t, h.do(http.MethodPut, "/s", nil, "Pico-TTL", "x"+long), http.StatusBadRequest, "bad_request", "(101 bytes)")
 	// An empty value is absent.
-	wantStatus(t, h.do(http.MethodPut, "/s", nil, "Pico-TTL", ""), http.StatusCreated)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/s", nil, "Pico-TTL", ""), http.StatusCreated)
 }
 
 func TestCreateBodyOverLimitIs413(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 10 })
 	wantError(t, h.do(http.MethodPut, "/s", bytes.Repeat([]byte("x"), 11)), http.StatusRequestEntityTooLarge, "too_large", "10 bytes")
-	wantStatus(t, h.do(http.MethodPut, "/s", bytes.Repeat([]byte("x"), 10)), http.StatusCreated)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/s", bytes.Repeat([]byte("x"), 10)), http.StatusCreated)
 }

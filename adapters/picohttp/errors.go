@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/streamroute"
 	"github.com/picomq/pico/ports"
 )
 
@@ -71,9 +73,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return // an event stream already started; it just ends
 	}
-	var redirect *ports.RedirectError
-	if errors.As(err, &redirect) && redirect.Address != "" {
-		_ = redirectTo(c, redirect.Address)
+	if streamroute.AnswerRedirect(err, c) {
 		return
 	}
 	h := c.Response().Header()
@@ -137,17 +137,17 @@ func (s *server) streamErrorBody(se *ports.StreamError, h http.Header) (int, err
 	if se.HasNext {
 		next := se.Next
 		body.NextSeq = &next
-		setUint(h, headerNextSeq, next)
+		headerval.SetUint(h, headerNextSeq, next)
 	}
 	if se.Closed {
 		h.Set(headerClosed, "true")
 	}
 	switch code {
 	case codeFenced:
-		setUint(h, headerProducerEpoch, se.ProducerEpoch)
+		headerval.SetUint(h, headerProducerEpoch, se.ProducerEpoch)
 	case codeSequenceGap:
-		setUint(h, headerExpectedSeq, se.ExpectedSeq)
-		setUint(h, headerReceivedSeq, se.ReceivedSeq)
+		headerval.SetUint(h, headerExpectedSeq, se.ExpectedSeq)
+		headerval.SetUint(h, headerReceivedSeq, se.ReceivedSeq)
 	}
 	return status, body
 }

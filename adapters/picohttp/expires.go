@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 )
 
@@ -19,7 +20,7 @@ func ParseExpiresAt(s string) (int64, error) {
 	if s == "" {
 		return 0, errors.New("empty time")
 	}
-	if isDigits(s) {
+	if headerval.IsDigits(s) {
 		ms, err := domain.ParseUint(s)
 		if err != nil {
 			return 0, errors.New("unix milliseconds must have no leading zeros")
@@ -43,12 +44,6 @@ func ParseExpiresAt(s string) (int64, error) {
 	return ms, nil
 }
 
-// FormatExpiresAt formats unix milliseconds as RFC 3339 in UTC, with
-// milliseconds only when there are some.
-func FormatExpiresAt(ms int64) string {
-	t := time.UnixMilli(ms).UTC()
-	if ms%1000 != 0 {
-		return t.Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	return t.Format(time.RFC3339)
-}
+// FormatExpiresAt formats unix milliseconds as Pico-Expires-At does: RFC
+// 3339 in UTC, with milliseconds only when there are some.
+func FormatExpiresAt(ms int64) string { return headerval.FormatExpiresAt(ms) }

@@ -1,19 +1,15 @@
 package picohttp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/textproto"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/domain"
 )
 
@@ -22,7 +18,7 @@ import (
 // well formed.
 func FuzzHandler(f *testing.F) {
 	fake := newFakeStreams()
-	fake.owners["/remote"] = "http://other:4437/"
+	fake.SetOwner("/remote", "http://other:4437/")
 	srv := newServer(Config{Streams: fake, LongPollTimeout: 50 * time.Microsecond, SSEMaxDuration: 200 * time.Microsecond,
 		MaxBodyBytes: 1 << 16, MaxChunkBytes: 16, Logger: slog.New(slog.DiscardHandler)})
 	handler := srv.handler()
@@ -56,7 +52,7 @@ func FuzzHandler(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte, chunked bool) {
-		req := fuzzRequest(method, target, headers, body, chunked)
+		req := handlertest.FuzzRequest("pico.test", method, target, headers, body, chunked)
 		if req == nil {
 			return
 		}
@@ -69,50 +65,12 @@ func FuzzHandler(f *testing.F) {
 
 // seedStreams resets the fake to a few streams in known states.
 func seedStreams(fake *fakeStreams) {
-	fake.reset()
+	fake.Reset()
 	ctx := context.Background()
 	recs := []domain.Record{{Body: []byte("aa")}, {Body: []byte{0xff}}, {Body: []byte("c"), Headers: []domain.Header{{Key: "k", Value: "v"}}}}
 	_, _, _ = fake.Create(ctx, "/s", domain.StreamConfig{ContentType: "text/plain"}, recs, false)
 	_, _, _ = fake.Create(ctx, "/closed", domain.StreamConfig{ContentType: "application/json", TTLSec: 5, ExpiresAtMs: 4102444800000}, recs[:1], true)
 	_, _ = fake.Trim(ctx, "/s", 1)
-}
-
-// fuzzRequest builds a request a real server could deliver, or nil.
-func fuzzRequest(method, target, headers string, body []byte, chunked bool) *http.Request {
-	if !isToken(method) {
-		return nil
-	}
-	u, err := url.ParseRequestURI(target)
-	if err != nil {
-		return nil
-	}
-	h := http.Header{}
-	for line := range strings.SplitSeq(headers, "\n") {
-		name, value, ok := strings.Cut(line, ":")
-		if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
-			continue
-		}
-		h.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
-	}
-	req := &http.Request{Method: method, URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, Host: "pico.test", Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}
-	if chunked {
-		req.ContentLength = -1
-	}
-	return req.WithContext(context.Background())
-}
-
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func checkFuzzResponse(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder) {

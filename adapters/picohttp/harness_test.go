@@ -1,9 +1,7 @@
 package picohttp
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/domain"
 )
 
@@ -36,18 +35,7 @@ func newHarness(t *testing.T, configure ...func(*Config)) *harness {
 
 // do sends one request; headers alternate names and values.
 func (h *harness) do(method, target string, body []byte, headers ...string) *httptest.ResponseRecorder {
-	h.t.Helper()
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req := httptest.NewRequest(method, target, r)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	rec := httptest.NewRecorder()
-	h.h.ServeHTTP(rec, req)
-	return rec
+	return handlertest.Do(h.h, method, target, body, headers...)
 }
 
 // create makes a stream and fails the test unless it was created.
@@ -68,31 +56,10 @@ func (h *harness) appendBodies(name string, bodies ...string) {
 	}
 }
 
-func wantStatus(t *testing.T, rec *httptest.ResponseRecorder, status int) {
-	t.Helper()
-	if rec.Code != status {
-		t.Fatalf("status %d, want %d; body %s", rec.Code, status, rec.Body)
-	}
-}
-
-// wantHeaders checks headers; names and values alternate, "" means absent.
-func wantHeaders(t *testing.T, rec *httptest.ResponseRecorder, pairs ...string) {
-	t.Helper()
-	for i := 0; i+1 < len(pairs); i += 2 {
-		got, present := rec.Header()[http.CanonicalHeaderKey(pairs[i])]
-		switch {
-		case pairs[i+1] == "" && present:
-			t.Errorf("header %s = %q, want absent", pairs[i], got)
-		case pairs[i+1] != "" && (len(got) != 1 || got[0] != pairs[i+1]):
-			t.Errorf("header %s = %q, want %q", pairs[i], got, pairs[i+1])
-		}
-	}
-}
-
 // wantError checks a JSON error response.
 func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code, messagePart string) errorBody {
 	t.Helper()
-	wantStatus(t, rec, status)
+	handlertest.WantStatus(t, rec, status)
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("error Content-Type %q", ct)
 	}

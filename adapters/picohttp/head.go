@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 // head handles HEAD /name: the stream's configuration and offsets.
@@ -14,10 +16,10 @@ func (s *server) head(c echo.Context, name string) error {
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, info.Config.ContentType)
-	setUint(h, headerNextSeq, info.Next)
-	setUint(h, headerStartSeq, info.Start)
+	headerval.SetUint(h, headerNextSeq, info.Next)
+	headerval.SetUint(h, headerStartSeq, info.Start)
 	if info.Config.TTLSec > 0 {
-		setUint(h, headerTTL, info.Config.TTLSec)
+		headerval.SetUint(h, headerTTL, info.Config.TTLSec)
 	}
 	if info.Config.ExpiresAtMs > 0 {
 		h.Set(headerExpiresAt, FormatExpiresAt(info.Config.ExpiresAtMs))

@@ -1,13 +1,13 @@
 package picohttp
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/cors"
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 )
 
@@ -53,25 +53,10 @@ var allowedRequestHeaders = strings.Join([]string{
 }, ", ")
 
 // commonHeaders sets the headers every response carries, errors included.
-func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", exposedHeaders)
-		return next(c)
-	}
-}
+var commonHeaders = cors.ResponseHeaders(exposedHeaders)
 
 // preflight answers a CORS preflight on any path.
-func preflight(c echo.Context) error {
-	h := c.Response().Header()
-	h.Set("Access-Control-Allow-Methods", allowedMethods)
-	h.Set("Access-Control-Allow-Headers", allowedRequestHeaders)
-	h.Set("Access-Control-Max-Age", "86400")
-	h.Set(echo.HeaderCacheControl, cacheNoStore)
-	return c.NoContent(http.StatusNoContent)
-}
+func preflight(c echo.Context) error { return cors.Preflight(c, allowedMethods, allowedRequestHeaders) }
 
 // optionalUint parses a strict unsigned integer from a header or query
 // value; an empty value is absent.
@@ -88,22 +73,13 @@ func optionalUint(field, value string) (v uint64, present bool, err error) {
 
 func badUint(field, value string) error {
 	if isCanonicalDigits(value) {
-		return badRequest("%s is out of range (at most %d), got %s", field, uint64(1<<63-1), clip(value))
+		return badRequest("%s is out of range (at most %d), got %s", field, uint64(1<<63-1), headerval.Clip(value))
 	}
-	return badRequest("%s must be a non-negative integer without leading zeros, got %s", field, clip(value))
+	return badRequest("%s must be a non-negative integer without leading zeros, got %s", field, headerval.Clip(value))
 }
 
 func isCanonicalDigits(s string) bool {
-	return isDigits(s) && (s[0] != '0' || len(s) == 1)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return headerval.IsDigits(s) && (s[0] != '0' || len(s) == 1)
 }
 
 // boolHeader parses a boolean header.
@@ -111,19 +87,7 @@ func boolHeader(r *http.Request, name string) (bool, error) {
 	v := r.Header.Get(name)
 	b, err := domain.ParseBool(v)
 	if err != nil {
-		return false, badRequest("%s must be true or false, got %s", name, clip(v))
+		return false, badRequest("%s must be true or false, got %s", name, headerval.Clip(v))
 	}
 	return b, nil
 }
-
-// clip quotes a client value for an error message, shortened so an error
-// never echoes a large input back.
-func clip(v string) string {
-	const limit = 64
-	if len(v) > limit {
-		return fmt.Sprintf("%q (%d bytes)", v[:limit]+"...", len(v))
-	}
-	return strconv.Quote(v)
-}
-
-func setUint(h http.Header, name string, v uint64) { h.Set(name, strconv.FormatUint(v, 10)) }

@@ -6,13 +6,15 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 func listOf(t *testing.T, h *harness, target string) listBody {
 	t.Helper()
 	rec := h.do(http.MethodGet, target, nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Cache-Control", "no-store", "Content-Type", "application/json")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Cache-Control", "no-store", "Content-Type", "application/json")
 	var body listBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatalf("list body %q: %v", rec.Body, err)
@@ -72,11 +74,11 @@ func TestList(t *testing.T) {
 	if got := names(listOf(t, h, "/?limit=0&start_after=/a/2")); len(got) != 1 {
 		t.Errorf("limit=0 is the default: %v", got)
 	}
-	wantStatus(t, h.do(http.MethodGet, "/?limit=10000", nil), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/?limit=10000", nil), http.StatusOK)
 	wantError(t, h.do(http.MethodGet, "/?limit=10001", nil), http.StatusBadRequest, "bad_request", "limit is at most 10000")
 	wantError(t, h.do(http.MethodGet, "/?limit=-5", nil), http.StatusBadRequest, "bad_request", "limit must be")
 	rec := h.do(http.MethodHead, "/", nil)
-	wantStatus(t, rec, http.StatusOK)
+	handlertest.WantStatus(t, rec, http.StatusOK)
 	if rec.Body.Len() != 0 {
 		t.Errorf("HEAD / body %q", rec.Body)
 	}

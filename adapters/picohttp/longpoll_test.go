@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/handlertest"
 )
 
 func TestLongPollAnswersAtOnceWithData(t *testing.T) {
@@ -13,8 +15,8 @@ func TestLongPollAnswersAtOnceWithData(t *testing.T) {
 	h.create("/s")
 	h.appendBodies("/s", "a")
 	rec := h.do(http.MethodGet, "/s?live=long-poll", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Next-Seq", "1", "Pico-Up-To-Date", "true")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "1", "Pico-Up-To-Date", "true")
 }
 
 func TestLongPollTimesOutWith204(t *testing.T) {
@@ -26,8 +28,8 @@ func TestLongPollTimesOutWith204(t *testing.T) {
 	if waited := time.Since(start); waited < 30*time.Millisecond {
 		t.Errorf("answered after %v, before the timeout", waited)
 	}
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Pico-Next-Seq", "1", "Pico-Up-To-Date", "true", "Pico-Cursor", "1",
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "1", "Pico-Up-To-Date", "true", "Pico-Cursor", "1",
 		"Cache-Control", "no-store", "Pico-Closed", "", "ETag", "")
 	if rec.Body.Len() != 0 {
 		t.Errorf("204 body %q", rec.Body)
@@ -46,7 +48,7 @@ func TestLongPollWakesOnAppend(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("the append did not wake the long-poll")
 	}
-	wantStatus(t, rec, http.StatusOK)
+	handlertest.WantStatus(t, rec, http.StatusOK)
 	if got := bodiesOf(jsonPage(t, rec)); len(got) != 1 || got[0] != "late" {
 		t.Errorf("page %v", got)
 	}
@@ -58,12 +60,12 @@ func TestLongPollOnClosedTail(t *testing.T) {
 	h.appendBodies("/s", "a")
 	h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
 	rec := h.do(http.MethodGet, "/s?live=long-poll&seq=1", nil)
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Up-To-Date", "true", "Pico-Next-Seq", "1")
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Up-To-Date", "true", "Pico-Next-Seq", "1")
 	// With data left, the data comes first.
 	rec = h.do(http.MethodGet, "/s?live=long-poll&seq=0", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Closed", "true")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true")
 }
 
 func TestLongPollWakesOnCloseAndDelete(t *testing.T) {
@@ -74,8 +76,8 @@ func TestLongPollWakesOnCloseAndDelete(t *testing.T) {
 		h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
 	}()
 	rec := h.do(http.MethodGet, "/s?live=long-poll", nil)
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Pico-Closed", "true")
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true")
 
 	h.create("/d")
 	go func() {
@@ -93,7 +95,7 @@ func TestLongPollEndsOnShutdown(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		close(done)
 	}()
-	wantStatus(t, h.do(http.MethodGet, "/s?live=long-poll", nil), http.StatusNoContent)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s?live=long-poll", nil), http.StatusNoContent)
 }
 
 func TestLongPollEndsWithTheClient(t *testing.T) {
@@ -104,5 +106,5 @@ func TestLongPollEndsWithTheClient(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "/s?live=long-poll", nil).WithContext(ctx)
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	wantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
 }

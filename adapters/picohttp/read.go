@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/adapters/internal/livehttp"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -41,12 +42,12 @@ func (s *server) parseReadRequest(r *http.Request) (readRequest, error) {
 		rr.format = formatJSON
 	case formatJSON, formatBinary, formatRaw:
 	default:
-		return rr, badRequest("format must be json, binary or raw, got %s", clip(rr.format))
+		return rr, badRequest("format must be json, binary or raw, got %s", headerval.Clip(rr.format))
 	}
 	switch rr.live {
 	case "", liveLongPoll, liveSSE:
 	default:
-		return rr, badRequest("live must be long-poll or sse, got %s", clip(rr.live))
+		return rr, badRequest("live must be long-poll or sse, got %s", headerval.Clip(rr.live))
 	}
 	var err error
 	if rr.limits, err = s.readLimits(q); err != nil {
@@ -81,13 +82,13 @@ func (rr *readRequest) setPosition(seq, lastEventID string) error {
 	case seq != "":
 		from, err := domain.ParseSeq(seq)
 		if err != nil {
-			return badRequest("seq must be an offset, a negative number (the start) or now, got %s", clip(seq))
+			return badRequest("seq must be an offset, a negative number (the start) or now, got %s", headerval.Clip(seq))
 		}
 		rr.from = from
 	case lastEventID != "":
 		id, err := domain.ParseUint(lastEventID)
 		if err != nil {
-			return badRequest("%s must be a record offset, got %s", headerLastEventID, clip(lastEventID))
+			return badRequest("%s must be a record offset, got %s", headerLastEventID, headerval.Clip(lastEventID))
 		}
 		rr.from = id + 1
 	}
@@ -133,9 +134,9 @@ func (s *server) longPoll(c echo.Context, name, format string, read func() (port
 		return writePage(c, name, format, res)
 	}
 	h := c.Response().Header()
-	setUint(h, headerNextSeq, res.Next)
+	headerval.SetUint(h, headerNextSeq, res.Next)
 	h.Set(headerUpToDate, "true")
-	setUint(h, headerCursor, res.Next)
+	headerval.SetUint(h, headerCursor, res.Next)
 	if res.Closed {
 		h.Set(headerClosed, "true")
 	}
@@ -147,8 +148,8 @@ func (s *server) longPoll(c echo.Context, name, format string, read func() (port
 func writePage(c echo.Context, name, format string, res ports.ReadResult) error {
 	h := c.Response().Header()
 	closedAtTail := res.Closed && res.UpToDate
-	setUint(h, headerNextSeq, res.Next)
-	setUint(h, headerCursor, res.Next)
+	headerval.SetUint(h, headerNextSeq, res.Next)
+	headerval.SetUint(h, headerCursor, res.Next)
 	if res.UpToDate {
 		h.Set(headerUpToDate, "true")
 		h.Set(echo.HeaderCacheControl, cacheNoCache) // the tail moves: revalidate
@@ -163,7 +164,7 @@ func writePage(c echo.Context, name, format string, res ports.ReadResult) error 
 	h.Set(echo.HeaderVary, headerLastEventID)
 	tag := pageETag(name, format, res.From, res.Next, closedAtTail)
 	h.Set("ETag", tag)
-	if etagMatches(c.Request().Header.Get("If-None-Match"), tag) {
+	if headerval.ETagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	body, mediaType := encodePage(format, res)
@@ -184,17 +185,6 @@ func pageETag(name, format string, from, next uint64, closed bool) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// etagMatches reports whether an If-None-Match list names tag.
-func etagMatches(ifNoneMatch, tag string) bool {
-	for candidate := range strings.SplitSeq(ifNoneMatch, ",") {
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if candidate == tag || candidate == "*" {
-			return true
-		}
-	}
-	return false
 }
 
 func encodePage(format string, res ports.ReadResult) ([]byte, string) {

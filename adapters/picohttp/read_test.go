@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/domain"
 )
 
@@ -16,8 +17,8 @@ func TestReadJSON(t *testing.T) {
 		{Body: []byte("a"), Headers: []domain.Header{{Key: "k", Value: "v"}}}, {Body: []byte{0xfe}}, {Body: []byte("c")},
 	}), "Content-Type", domain.BatchJSONContentType)
 	rec := h.do(http.MethodGet, "/s", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Content-Type", "application/json", "Pico-Next-Seq", "3", "Pico-Cursor", "3",
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/json", "Pico-Next-Seq", "3", "Pico-Cursor", "3",
 		"Pico-Up-To-Date", "true", "Pico-Closed", "", "Cache-Control", "no-cache")
 	recs := jsonPage(t, rec)
 	if len(recs) != 3 || recs[0].Seq != 0 || recs[2].Seq != 2 || recs[0].Headers[0].Key != "k" || recs[1].Body[0] != 0xfe {
@@ -33,13 +34,13 @@ func TestReadFormats(t *testing.T) {
 	h.create("/s", "Content-Type", "text/plain")
 	h.appendBodies("/s", "ab", "cd")
 	rec := h.do(http.MethodGet, "/s?format=raw", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Content-Type", "text/plain")
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Content-Type", "text/plain")
 	if rec.Body.String() != "abcd" {
 		t.Errorf("raw body %q", rec.Body)
 	}
 	rec = h.do(http.MethodGet, "/s?format=binary&seq=1", nil)
-	wantHeaders(t, rec, "Content-Type", "application/vnd.picomq.batch", "Pico-Next-Seq", "2")
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/vnd.picomq.batch", "Pico-Next-Seq", "2")
 	recs, err := domain.DecodeBatchResponse(rec.Body.Bytes(), batchLimits)
 	if err != nil || len(recs) != 1 || recs[0].Seq != 1 || string(recs[0].Body) != "cd" {
 		t.Fatalf("binary page %+v %v", recs, err)
@@ -53,13 +54,13 @@ func TestReadPagesAndCaching(t *testing.T) {
 	h.create("/s")
 	h.appendBodies("/s", "a", "b", "c", "d")
 	rec := h.do(http.MethodGet, "/s?count=2", nil)
-	wantHeaders(t, rec, "Pico-Next-Seq", "2", "Pico-Cursor", "2", "Pico-Up-To-Date", "",
+	handlertest.WantHeaders(t, rec, "Pico-Next-Seq", "2", "Pico-Cursor", "2", "Pico-Up-To-Date", "",
 		"Cache-Control", "public, max-age=60, stale-while-revalidate=300")
 	if got := bodiesOf(jsonPage(t, rec)); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("page %v", got)
 	}
 	scope := base64.RawURLEncoding.EncodeToString([]byte("/s:json"))
-	wantHeaders(t, rec, "ETag", `"`+scope+`:0:2"`, "Vary", "Last-Event-ID")
+	handlertest.WantHeaders(t, rec, "ETag", `"`+scope+`:0:2"`, "Vary", "Last-Event-ID")
 
 	// The cursor resumes the read.
 	rec = h.do(http.MethodGet, "/s?seq="+rec.Header().Get("Pico-Cursor"), nil)
@@ -68,21 +69,21 @@ func TestReadPagesAndCaching(t *testing.T) {
 	}
 	etag := rec.Header().Get("ETag")
 	rec = h.do(http.MethodGet, "/s?seq=2", nil, "If-None-Match", etag)
-	wantStatus(t, rec, http.StatusNotModified)
-	wantHeaders(t, rec, "ETag", etag, "Cache-Control", "no-cache")
+	handlertest.WantStatus(t, rec, http.StatusNotModified)
+	handlertest.WantHeaders(t, rec, "ETag", etag, "Cache-Control", "no-cache")
 	if rec.Body.Len() != 0 {
 		t.Errorf("304 body %q", rec.Body)
 	}
-	wantStatus(t, h.do(http.MethodGet, "/s?seq=2", nil, "If-None-Match", `"other", `+etag), http.StatusNotModified)
-	wantStatus(t, h.do(http.MethodGet, "/s?seq=2&format=raw", nil, "If-None-Match", etag), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s?seq=2", nil, "If-None-Match", `"other", `+etag), http.StatusNotModified)
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/s?seq=2&format=raw", nil, "If-None-Match", etag), http.StatusOK)
 
 	// Closed at the tail: the ETag says so.
 	h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
 	rec = h.do(http.MethodGet, "/s?seq=2", nil, "If-None-Match", etag)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Pico-Closed", "true", "Pico-Up-To-Date", "true", "ETag", `"`+scope+`:2:4:c"`)
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Pico-Closed", "true", "Pico-Up-To-Date", "true", "ETag", `"`+scope+`:2:4:c"`)
 	// Closed but not at the tail: no Pico-Closed yet.
-	wantHeaders(t, h.do(http.MethodGet, "/s?count=1", nil), "Pico-Closed", "")
+	handlertest.WantHeaders(t, h.do(http.MethodGet, "/s?count=1", nil), "Pico-Closed", "")
 }
 
 func TestReadBytesLimit(t *testing.T) {
@@ -126,7 +127,7 @@ func TestReadPositions(t *testing.T) {
 		{"/s?seq=", []string{"Last-Event-ID", "1"}, []string{"c"}},
 	} {
 		rec := h.do(http.MethodGet, tc.target, nil, tc.header...)
-		wantStatus(t, rec, http.StatusOK)
+		handlertest.WantStatus(t, rec, http.StatusOK)
 		if got := bodiesOf(jsonPage(t, rec)); !slices.Equal(got, tc.want) {
 			t.Errorf("%s %v: %v, want %v", tc.target, tc.header, got, tc.want)
 		}
@@ -149,7 +150,7 @@ func TestReadAfterTrimStartsAtTheStart(t *testing.T) {
 		t.Fatalf("page %+v", recs)
 	}
 	scope := base64.RawURLEncoding.EncodeToString([]byte("/s:json"))
-	wantHeaders(t, rec, "ETag", `"`+scope+`:2:3"`)
+	handlertest.WantHeaders(t, rec, "ETag", `"`+scope+`:2:3"`)
 }
 
 func TestHead(t *testing.T) {
@@ -158,18 +159,18 @@ func TestHead(t *testing.T) {
 	h.appendBodies("/s", "a", "b")
 	h.do(http.MethodPost, "/s", nil, "Pico-Trim-Seq", "1")
 	rec := h.do(http.MethodHead, "/s", nil)
-	wantStatus(t, rec, http.StatusOK)
-	wantHeaders(t, rec, "Content-Type", "text/csv", "Pico-Next-Seq", "2", "Pico-Start-Seq", "1",
+	handlertest.WantStatus(t, rec, http.StatusOK)
+	handlertest.WantHeaders(t, rec, "Content-Type", "text/csv", "Pico-Next-Seq", "2", "Pico-Start-Seq", "1",
 		"Pico-TTL", "", "Pico-Expires-At", "", "Pico-Closed", "", "Cache-Control", "no-store")
 	h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
-	wantHeaders(t, h.do(http.MethodHead, "/s", nil), "Pico-Closed", "true")
+	handlertest.WantHeaders(t, h.do(http.MethodHead, "/s", nil), "Pico-Closed", "true")
 }
 
 func TestDelete(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
 	rec := h.do(http.MethodDelete, "/s", nil)
-	wantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
 	wantError(t, h.do(http.MethodDelete, "/s", nil), http.StatusNotFound, "not_found", "")
-	wantStatus(t, h.do(http.MethodHead, "/s", nil), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodHead, "/s", nil), http.StatusNotFound)
 }

@@ -8,12 +8,13 @@ import (
 	_ "embed"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/streamroute"
 	"github.com/picomq/pico/ports"
 )
 
@@ -73,8 +74,9 @@ func newServer(cfg Config) *server {
 	if cfg.Streams == nil {
 		panic("picohttp: Config.Streams is nil")
 	}
-	if cfg.Routing != "" && cfg.Routing != "redirect" && cfg.Routing != "local" {
-		panic("picohttp: unknown routing mode " + cfg.Routing + ` (want "redirect" or "local")`)
+	redirect, err := streamroute.Redirects(cfg.Routing)
+	if err != nil {
+		panic("picohttp: " + err.Error())
 	}
 	if cfg.LongPollTimeout <= 0 {
 		cfg.LongPollTimeout = defaultLongPollTimeout
@@ -92,32 +94,11 @@ func newServer(cfg Config) *server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &server{cfg: cfg, streams: cfg.Streams, redirect: cfg.Routing != "local", log: log, keepAlive: sseKeepAlive}
+	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log, keepAlive: sseKeepAlive}
 }
-
-var protocolMethods = []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions}
 
 func (s *server) handler() http.Handler {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = s.renderError
-	e.Pre(s.serveTargetsOutsideRouter)
-	e.Use(commonHeaders)
-	// Every path is a stream name, so one handler serves them all; other
-	// methods become echo's 405, rendered by renderError.
-	e.Match(protocolMethods, "/*", s.serve)
-	return e
-}
-
-// serveTargetsOutsideRouter serves request targets the router cannot match
-// (an absolute URL without a path, "*") so they too get protocol answers.
-func (s *server) serveTargetsOutsideRouter(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if strings.HasPrefix(echo.GetPath(c.Request()), "/") {
-			return next(c)
-		}
-		return commonHeaders(s.serve)(c)
-	}
+	return streamroute.NewHandler(s.serve, commonHeaders, s.renderError)
 }
 
 func (s *server) serve(c echo.Context) error {
@@ -125,12 +106,9 @@ func (s *server) serve(c echo.Context) error {
 	if r.Method == http.MethodOptions {
 		return preflight(c)
 	}
-	if !slices.Contains(protocolMethods, r.Method) {
-		return echo.ErrMethodNotAllowed
-	}
-	name := streamName(r)
+	name := streamroute.StreamName(r)
 	if !strings.HasPrefix(name, "/") {
-		return badRequest("a stream name is a path starting with /, got %s", clip(name))
+		return badRequest("a stream name is a path starting with /, got %s", headerval.Clip(name))
 	}
 	if len(name) > maxNameBytes {
 		return badRequest("stream name is %d bytes; the limit is %d", len(name), maxNameBytes)
@@ -138,8 +116,8 @@ func (s *server) serve(c echo.Context) error {
 	if name == "/" {
 		return s.serveRoot(c)
 	}
-	if r.Method != http.MethodPut {
-		if err := s.routeToOwner(name); err != nil {
+	if r.Method != http.MethodPut && s.redirect {
+		if err := streamroute.ToOwner(s.streams, name); err != nil {
 			return err
 		}
 	}
@@ -157,16 +135,6 @@ func (s *server) serve(c echo.Context) error {
 	}
 }
 
-// streamName is the path as the client sent it: names are opaque, so two
-// spellings of one decoded path are two streams.
-func streamName(r *http.Request) string {
-	name := r.URL.EscapedPath()
-	if name == "" {
-		return "/"
-	}
-	return name
-}
-
 // serveRoot answers the listing path, which is never a stream.
 func (s *server) serveRoot(c echo.Context) error {
 	switch c.Request().Method {
@@ -175,33 +143,4 @@ func (s *server) serveRoot(c echo.Context) error {
 	default:
 		return badRequest("/ is the stream listing, not a stream; name a stream by a longer path")
 	}
-}
-
-// routeToOwner returns a *ports.RedirectError when another node serves name.
-func (s *server) routeToOwner(name string) error {
-	if !s.redirect {
-		return nil
-	}
-	addr, err := s.streams.Route(name)
-	if err != nil {
-		return &protocolError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			message: "cannot find the stream's owner: " + err.Error()}
-	}
-	if addr != "" {
-		return &ports.RedirectError{Address: addr}
-	}
-	return nil
-}
-
-// redirectTo answers 307 to the same path and query on addr.
-func redirectTo(c echo.Context, addr string) error {
-	r := c.Request()
-	loc := strings.TrimRight(addr, "/") + r.URL.EscapedPath()
-	if r.URL.RawQuery != "" {
-		loc += "?" + r.URL.RawQuery
-	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderLocation, loc)
-	h.Set(echo.HeaderCacheControl, cacheNoStore)
-	return c.NoContent(http.StatusTemporaryRedirect)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/picomq/pico/adapters/internal/handlertest"
 	"github.com/picomq/pico/ports"
 )
 
@@ -20,7 +21,7 @@ func TestEveryResponseCarriesCommonHeaders(t *testing.T) {
 		{"FOO", "/s"}, {"GET", "/"}, {"PUT", "/"}, {"DELETE", "/missing"},
 	} {
 		rec := h.do(req.method, req.target, nil)
-		wantHeaders(t, rec, "X-Content-Type-Options", "nosniff", "Access-Control-Allow-Origin", "*")
+		handlertest.WantHeaders(t, rec, "X-Content-Type-Options", "nosniff", "Access-Control-Allow-Origin", "*")
 		exposed := rec.Header().Get("Access-Control-Expose-Headers")
 		for _, name := range []string{"Pico-Next-Seq", "Pico-Cursor", "ETag", "Location", "Pico-Producer-Epoch"} {
 			if !strings.Contains(exposed, name) {
@@ -33,8 +34,8 @@ func TestEveryResponseCarriesCommonHeaders(t *testing.T) {
 func TestPreflight(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodOptions, "/any/path?x=1", nil)
-	wantStatus(t, rec, http.StatusNoContent)
-	wantHeaders(t, rec, "Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, HEAD, OPTIONS",
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, HEAD, OPTIONS",
 		"Cache-Control", "no-store", "Access-Control-Max-Age", "86400")
 	allowed := rec.Header().Get("Access-Control-Allow-Headers")
 	for _, name := range []string{"Content-Type", "If-None-Match", "Last-Event-ID", "Authorization", "Pico-TTL",
@@ -53,7 +54,7 @@ func TestOtherMethodsAre405(t *testing.T) {
 	for _, m := range []string{"PATCH", "TRACE", "CONNECT", "PROPFIND", "BREW"} {
 		rec := h.do(m, "/s", nil)
 		wantError(t, rec, http.StatusMethodNotAllowed, "method_not_allowed", "GET")
-		wantHeaders(t, rec, "Allow", "GET, PUT, POST, DELETE, HEAD, OPTIONS")
+		handlertest.WantHeaders(t, rec, "Allow", "GET, PUT, POST, DELETE, HEAD, OPTIONS")
 	}
 }
 
@@ -67,20 +68,20 @@ func TestRootIsTheListingNotAStream(t *testing.T) {
 func TestLongNamesAre400(t *testing.T) {
 	h := newHarness(t)
 	name := "/" + strings.Repeat("a", 1023)
-	wantStatus(t, h.do(http.MethodPut, name, nil), http.StatusCreated)
+	handlertest.WantStatus(t, h.do(http.MethodPut, name, nil), http.StatusCreated)
 	wantError(t, h.do(http.MethodPut, name+"b", nil), http.StatusBadRequest, "bad_request", "1025 bytes")
 }
 
 func TestNameIsTheEscapedPath(t *testing.T) {
 	h := newHarness(t)
 	h.create("/a%2Fb")
-	wantStatus(t, h.do(http.MethodHead, "/a%2Fb", nil), http.StatusOK)
-	wantStatus(t, h.do(http.MethodHead, "/a/b", nil), http.StatusNotFound)
+	handlertest.WantStatus(t, h.do(http.MethodHead, "/a%2Fb", nil), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodHead, "/a/b", nil), http.StatusNotFound)
 }
 
 func TestRedirectToOwner(t *testing.T) {
 	h := newHarness(t)
-	h.fake.owners["/s/x"] = "http://node-2:4437/"
+	h.fake.SetOwner("/s/x", "http://node-2:4437/")
 	for _, tc := range []struct{ method, target, location string }{
 		{"GET", "/s/x?seq=5&live=sse", "http://node-2:4437/s/x?seq=5&live=sse"},
 		{"POST", "/s/x", "http://node-2:4437/s/x"},
@@ -88,42 +89,42 @@ func TestRedirectToOwner(t *testing.T) {
 		{"DELETE", "/s/x", "http://node-2:4437/s/x"},
 	} {
 		rec := h.do(tc.method, tc.target, []byte("body"))
-		wantStatus(t, rec, http.StatusTemporaryRedirect)
-		wantHeaders(t, rec, "Location", tc.location, "Cache-Control", "no-store", "Access-Control-Allow-Origin", "*")
+		handlertest.WantStatus(t, rec, http.StatusTemporaryRedirect)
+		handlertest.WantHeaders(t, rec, "Location", tc.location, "Cache-Control", "no-store", "Access-Control-Allow-Origin", "*")
 	}
 	// PUT, OPTIONS and the listing are always served here.
-	wantStatus(t, h.do(http.MethodPut, "/s/x", nil), http.StatusCreated)
-	wantStatus(t, h.do(http.MethodOptions, "/s/x", nil), http.StatusNoContent)
-	h.fake.owners["/"] = "http://node-2:4437"
-	wantStatus(t, h.do(http.MethodGet, "/?prefix=/s", nil), http.StatusOK)
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/s/x", nil), http.StatusCreated)
+	handlertest.WantStatus(t, h.do(http.MethodOptions, "/s/x", nil), http.StatusNoContent)
+	h.fake.SetOwner("/", "http://node-2:4437")
+	handlertest.WantStatus(t, h.do(http.MethodGet, "/?prefix=/s", nil), http.StatusOK)
 }
 
 func TestRedirectKeepsEscapedPath(t *testing.T) {
 	h := newHarness(t)
-	h.fake.owners["/a%20b"] = "http://n2"
+	h.fake.SetOwner("/a%20b", "http://n2")
 	rec := h.do(http.MethodGet, "/a%20b?format=raw", nil)
-	wantHeaders(t, rec, "Location", "http://n2/a%20b?format=raw")
+	handlertest.WantHeaders(t, rec, "Location", "http://n2/a%20b?format=raw")
 }
 
 func TestLocalRoutingNeverRedirects(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Routing = "local" })
 	h.create("/s")
-	h.fake.owners["/s"] = "http://node-2"
-	wantStatus(t, h.do(http.MethodHead, "/s", nil), http.StatusOK)
+	h.fake.SetOwner("/s", "http://node-2")
+	handlertest.WantStatus(t, h.do(http.MethodHead, "/s", nil), http.StatusOK)
 }
 
 func TestRouteFailureIs503(t *testing.T) {
 	h := newHarness(t)
-	h.fake.routeErr = errors.New("metadata view is stale")
+	h.fake.SetRouteError(errors.New("metadata view is stale"))
 	wantError(t, h.do(http.MethodGet, "/s", nil), http.StatusServiceUnavailable, "unavailable", "metadata view is stale")
 }
 
 func TestRedirectErrorFromServiceIs307(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Routing = "local" })
-	h.fake.fail = &ports.RedirectError{Address: "http://owner:1"}
+	h.fake.SetFailure(&ports.RedirectError{Address: "http://owner:1"})
 	rec := h.do(http.MethodPost, "/s?x=y", []byte("a"))
-	wantStatus(t, rec, http.StatusTemporaryRedirect)
-	wantHeaders(t, rec, "Location", "http://owner:1/s?x=y", "Cache-Control", "no-store")
+	handlertest.WantStatus(t, rec, http.StatusTemporaryRedirect)
+	handlertest.WantHeaders(t, rec, "Location", "http://owner:1/s?x=y", "Cache-Control", "no-store")
 }
 
 func TestServiceErrorsMapToStatusAndCode(t *testing.T) {
@@ -155,10 +156,10 @@ func TestServiceErrorsMapToStatusAndCode(t *testing.T) {
 		{&ports.StreamError{Kind: errors.New("odd")}, 500, "internal", nil},
 	} {
 		h := newHarness(t)
-		h.fake.fail = tc.err
+		h.fake.SetFailure(tc.err)
 		rec := h.do(http.MethodGet, "/s", nil)
 		body := wantError(t, rec, tc.status, tc.code, "")
-		wantHeaders(t, rec, tc.headers...)
+		handlertest.WantHeaders(t, rec, tc.headers...)
 		if tc.code == "internal" && body.Message != "internal error" {
 			t.Errorf("internal message leaks %q", body.Message)
 		}
@@ -175,7 +176,7 @@ func TestServiceErrorsMapToStatusAndCode(t *testing.T) {
 func TestHeadErrorsHaveNoBody(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodHead, "/missing", nil)
-	wantStatus(t, rec, http.StatusNotFound)
+	handlertest.WantStatus(t, rec, http.StatusNotFound)
 	if rec.Body.Len() != 0 {
 		t.Errorf("HEAD 404 body %q", rec.Body)
 	}
@@ -217,7 +218,7 @@ func TestTargetsThatAreNotPaths(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		h.h.ServeHTTP(rec, &http.Request{Method: tc.method, URL: tc.url, Header: http.Header{}, Body: http.NoBody})
-		wantStatus(t, rec, tc.status)
-		wantHeaders(t, rec, "Access-Control-Allow-Origin", "*")
+		handlertest.WantStatus(t, rec, tc.status)
+		handlertest.WantHeaders(t, rec, "Access-Control-Allow-Origin", "*")
 	}
 }

@@ -1,0 +1,57 @@
+// Package headerval reads and writes header and query values the same way
+// in both stream listeners: unsigned decimals, client values quoted into
+// error messages, If-None-Match lists and expiry times.
+package headerval
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// IsDigits reports whether s is one or more ASCII digits.
+func IsDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Clip quotes a client value for an error message, shortened so an error
+// never echoes a large input back.
+func Clip(v string) string {
+	const limit = 64
+	if len(v) > limit {
+		return fmt.Sprintf("%q (%d bytes)", v[:limit]+"...", len(v))
+	}
+	return strconv.Quote(v)
+}
+
+// SetUint sets a header to v in decimal.
+func SetUint(h http.Header, name string, v uint64) { h.Set(name, strconv.FormatUint(v, 10)) }
+
+// ETagMatches reports whether an If-None-Match list names tag.
+// If-None-Match compares weakly (RFC 9110), so a W/ prefix is ignored.
+func ETagMatches(ifNoneMatch, tag string) bool {
+	for candidate := range strings.SplitSeq(ifNoneMatch, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == tag || candidate == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// FormatExpiresAt formats unix milliseconds as RFC 3339 in UTC, with
+// milliseconds only when there are some.
+func FormatExpiresAt(ms int64) string {
+	t := time.UnixMilli(ms).UTC()
+	if ms%1000 != 0 {
+		return t.Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return t.Format(time.RFC3339)
+}

@@ -299,8 +299,6 @@ func (e *Engine) Close(ctx context.Context, id uint64) error {
 	if err != nil || !r.OK() {
 		return fmt.Errorf("engine: close stream %d: %v %v", id, r, err)
 	}
-	e.mu.Lock()
-	delete(e.streams, id)
-	e.mu.Unlock()
+	e.dropClosed(s)
 	return nil
 }

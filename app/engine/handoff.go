@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/picomq/pico/domain"
 )
@@ -25,6 +27,7 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 	if len(streams) == 0 {
 		return nil
 	}
+	slices.SortFunc(streams, func(a, b *stream) int { return cmp.Compare(a.id, b.id) }) // gates are locked in id order
 	for _, s := range streams {
 		s.gate.Lock()
 		next := s.next
@@ -36,25 +39,20 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 	if _, err := e.Upload(ctx); err != nil {
 		return err
 	}
-	var closes []domain.Command
-	var closing []*stream
-	for _, s := range streams {
-		s.gate.Lock()
-		done := s.committedThrough() >= s.next
-		s.gate.Unlock()
-		if done {
-			closes = append(closes, &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
-			closing = append(closing, s)
-		}
-	}
+	// Each batch is checked and closed under its streams' gates, so no
+	// append gets in between the check and the close; the gates are
+	// released only once the closed streams refuse appends.
 	var errs []error
-	for start := 0; start < len(closes); start += closeBatch {
-		end := min(start+closeBatch, len(closes))
-		if err := e.proposeCloses(ctx, closes[start:end], closing[start:end]); err != nil {
+	closing := 0
+	for start := 0; start < len(streams); start += closeBatch {
+		batch := streams[start:min(start+closeBatch, len(streams))]
+		n, err := e.closeCommitted(ctx, batch)
+		closing += n
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if n := len(streams) - len(closing); n > 0 {
+	if n := len(streams) - closing; n > 0 {
 		errs = append(errs, fmt.Errorf("%d streams got appends during the handoff and stay open", n))
 	}
 	return errors.Join(errs...)
@@ -62,6 +60,27 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 
 // closeBatch is how many CloseStream commands go in one proposal.
 const closeBatch = 128
+
+// closeCommitted closes those of streams whose every record is committed,
+// holding their gates throughout; it returns how many it tried to close.
+func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, error) {
+	for _, s := range streams {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+	}
+	var closes []domain.Command
+	var closing []*stream
+	for _, s := range streams {
+		if s.committedThrough() >= s.next {
+			closes = append(closes, &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
+			closing = append(closing, s)
+		}
+	}
+	if len(closes) == 0 {
+		return 0, nil
+	}
+	return len(closes), e.proposeCloses(ctx, closes, closing)
+}
 
 func (e *Engine) proposeCloses(ctx context.Context, closes []domain.Command, closing []*stream) error {
 	rs, err := e.cfg.Plane.Propose(ctx, closes...)
@@ -74,9 +93,25 @@ func (e *Engine) proposeCloses(ctx context.Context, closes []domain.Command, clo
 			errs = append(errs, fmt.Errorf("close stream %d: %s", closing[i].id, r))
 			continue
 		}
-		e.mu.Lock()
-		delete(e.streams, closing[i].id)
-		e.mu.Unlock()
+		e.dropClosed(closing[i])
 	}
 	return errors.Join(errs...)
+}
+
+// dropClosed forgets a stream this process closed. The caller holds its
+// gate: an append that looked the stream up before is refused from now on
+// (its record would be in this process's WAL only, which the next owner of
+// a cleanly closed stream does not read).
+func (e *Engine) dropClosed(s *stream) {
+	e.mu.Lock()
+	if e.streams[s.id] == s {
+		delete(e.streams, s.id)
+	}
+	e.mu.Unlock()
+	s.mu.Lock()
+	if s.failed == nil {
+		s.failed = ErrNotLocal
+	}
+	s.mu.Unlock()
+	s.wake()
 }

@@ -43,6 +43,10 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult
 		base := s.base
 		s.mu.Unlock()
 		v = e.cfg.Plane.View() // covers every record below base
+		if st, ok := v.Stream(id); ok && from < readStart(&v, st) {
+			from = readStart(&v, st) // trimmed meanwhile: resume at the first record kept
+			continue
+		}
 		recs, err := e.readCommitted(ctx, &v, id, from, min(max, int(base-from)))
 		if err != nil || from+uint64(len(recs)) < base || len(recs) >= max {
 			s.mu.Lock()

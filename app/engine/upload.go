@@ -183,6 +183,6 @@ func (e *Engine) retireWAL(ctx context.Context) error {
 	v := e.cfg.Plane.View()
 	return e.cfg.WAL.Retire(ctx, func(stream, end uint64) bool {
 		st, ok := v.Stream(stream)
-		return !ok || st.End >= end
+		return !ok || st.SoftDeleted || st.End >= end // a soft-deleted stream is never reopened
 	})
 }

@@ -20,8 +20,8 @@ func (s *State) createFork(c *CreateFork) Result {
 		return reject(ResultConflict, "fork source %d is deleted", c.Source)
 	case c.At > src.End:
 		return reject(ResultInvalid, "fork at %d beyond the source's committed end %d", c.At, src.End)
-	case c.At < src.Start:
-		return reject(ResultInvalid, "fork at %d below the source's start %d", c.At, src.Start)
+	case c.At < s.ReadStart(src):
+		return reject(ResultInvalid, "fork at %d below the source's first record %d", c.At, s.ReadStart(src))
 	}
 	source := *src
 	source.Forks++

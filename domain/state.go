@@ -223,3 +223,17 @@ func (s *State) IsOpen(st *Stream) bool {
 	n, ok := s.Node(st.Owner)
 	return ok && n.Epoch == st.OwnerEpoch
 }
+
+// ReadStart is the first offset readable from st: its start, or for a fork
+// not trimmed past its fork point, the first offset of the sources it
+// inherits from.
+func (s *State) ReadStart(st *Stream) uint64 {
+	for st.ForkOf != 0 && st.Start == st.ForkAt {
+		src, ok := s.Stream(st.ForkOf)
+		if !ok {
+			break
+		}
+		st = src
+	}
+	return st.Start
+}

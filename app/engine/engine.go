@@ -26,6 +26,9 @@ var (
 	ErrProducerGap = errors.New("engine: producer sequence gap")
 	// ErrSealed: the stream is sealed; nothing more can be appended.
 	ErrSealed = errors.New("engine: stream is sealed")
+	// ErrPinned: the stream has forks reading its records, so they cannot
+	// be trimmed.
+	ErrPinned = errors.New("engine: stream has forks")
 	// ErrWriterSeq: a writer sequence not above the last accepted one.
 	ErrWriterSeq = errors.New("engine: writer sequence regression")
 	// ErrMatchFailed: a conditional append found another tail.

@@ -29,8 +29,8 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult
 		return ReadResult{}, ErrNotLocal
 	}
 	v := e.cfg.Plane.View()
-	if st, ok := v.Stream(id); ok && from < readStart(&v, st) {
-		from = readStart(&v, st) // trimmed: resume at the first record kept
+	if st, ok := v.Stream(id); ok && from < v.ReadStart(st) {
+		from = v.ReadStart(st) // trimmed: resume at the first record kept
 	}
 	for {
 		recs, confirmed, changed, ok := s.read(from, max)
@@ -43,8 +43,8 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult
 		base := s.base
 		s.mu.Unlock()
 		v = e.cfg.Plane.View() // covers every record below base
-		if st, ok := v.Stream(id); ok && from < readStart(&v, st) {
-			from = readStart(&v, st) // trimmed meanwhile: resume at the first record kept
+		if st, ok := v.Stream(id); ok && from < v.ReadStart(st) {
+			from = v.ReadStart(st) // trimmed meanwhile: resume at the first record kept
 			continue
 		}
 		recs, err := e.readCommitted(ctx, &v, id, from, min(max, int(base-from)))
@@ -174,25 +174,12 @@ func inherits(st *domain.Stream, from uint64) bool {
 	return st.ForkOf != 0 && from < st.ForkAt && st.Start == st.ForkAt
 }
 
-// readStart is the first offset readable from st: its start, or for a fork
-// the first offset of the sources it inherits from.
-func readStart(v *domain.State, st *domain.Stream) uint64 {
-	for st.ForkOf != 0 && st.Start == st.ForkAt {
-		src, ok := v.Stream(st.ForkOf)
-		if !ok {
-			break
-		}
-		st = src
-	}
-	return st.Start
-}
-
 // ReadStart returns the first offset readable from stream id (see
-// readStart); 0 for an unknown stream.
+// State.ReadStart); 0 for an unknown stream.
 func (e *Engine) ReadStart(id uint64) uint64 {
 	v := e.cfg.Plane.View()
 	if st, ok := v.Stream(id); ok {
-		return readStart(&v, st)
+		return v.ReadStart(st)
 	}
 	return 0
 }

@@ -38,6 +38,9 @@ func (e *Engine) Trim(ctx context.Context, id, to uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if r.Code == domain.ResultConflict {
+		return 0, fmt.Errorf("%w: %s", ErrPinned, r.Reason)
+	}
 	if !r.OK() {
 		return 0, fmt.Errorf("engine: trim stream %d: %s", id, r)
 	}

@@ -4,8 +4,8 @@ import "sync"
 
 // accessTimes remembers when each stream with an idle TTL was last read or
 // written by this process (unix ms). They live in memory only: the owner
-// serves every access of an open stream, and after a restart a stream's
-// idle window starts again (see Service.expired).
+// serves every access of an open stream, and a stream opened anew starts
+// its idle window again (see Service.expired).
 type accessTimes struct {
 	mu   sync.Mutex
 	byID map[uint64]int64

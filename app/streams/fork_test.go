@@ -130,3 +130,33 @@ func TestForkReadsAfterAHandoff(t *testing.T) {
 		t.Fatalf("fork on another node: %s", got)
 	}
 }
+
+func TestTrimOfAForkedSourceIsAConflict(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/src")
+	mustAppend(t, p, "/src", "a", "b")
+	if _, _, err := p.svc.Fork(ctx, "/fork", ports.ForkRequest{Source: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.svc.Trim(ctx, "/src", 1)
+	streamErr(t, err, ports.ErrStreamConflict)
+	if got := fmt.Sprint(readAll(t, p, "/fork")); got != "[a b]" {
+		t.Fatalf("fork after a refused trim: %s", got)
+	}
+}
+
+func TestForkOfAForkBelowItsForkPoint(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/a")
+	mustAppend(t, p, "/a", "1", "2", "3")
+	if _, _, err := p.svc.Fork(ctx, "/b", ports.ForkRequest{Source: "/a", At: at(2)}); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, p, "/b", "b")
+	if _, _, err := p.svc.Fork(ctx, "/c", ports.ForkRequest{Source: "/b", At: at(1)}); err != nil {
+		t.Fatalf("fork of a fork below its fork point: %v", err)
+	}
+	if got := fmt.Sprint(readAll(t, p, "/c")); got != "[1]" {
+		t.Fatalf("fork of a fork holds %s", got)
+	}
+}

@@ -44,7 +44,7 @@ func (s *Service) sweepLocal(ctx context.Context) {
 		case err != nil:
 		case s.expired(st, cfg):
 			s.expire(ctx, stream{st, cfg})
-		case cfg.TTLSec > 0:
+		case cfg.TTLSec > 0 && st.Forks == 0: // forks pin their source's records
 			s.retain(ctx, stream{st, cfg})
 		}
 	}

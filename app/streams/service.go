@@ -31,9 +31,8 @@ type Config struct {
 
 // Service implements ports.Streams on the engine.
 type Service struct {
-	cfg     Config
-	access  accessTimes
-	startMs int64
+	cfg    Config
+	access accessTimes
 }
 
 var _ ports.Streams = (*Service)(nil)
@@ -46,7 +45,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{cfg: cfg, startMs: cfg.Now().UnixMilli()}
+	return &Service{cfg: cfg}
 }
 
 // Route returns the base URL of the node serving name, or "" for this one:
@@ -115,29 +114,38 @@ func (s *Service) touch(name string) (stream, error) {
 }
 
 // expired: past its absolute expiry, or idle for longer than its idle TTL.
-// A stream never touched in this process counts as accessed when the
-// process started (access times are kept in memory), so a restart can
-// lengthen an idle TTL but never cuts one short.
+// Access times live in the memory of the stream's writer, so only the
+// writer judges an idle TTL; elsewhere it never counts as passed. A stream
+// opened here (after a restart or a handoff) counts as accessed when it
+// was opened: a move can lengthen an idle TTL but never cuts one short.
 func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 	now := s.cfg.Now().UnixMilli()
 	if cfg.ExpiresAtMs != 0 && now >= cfg.ExpiresAtMs {
 		return true
 	}
-	if cfg.IdleTTLSec == 0 {
+	if cfg.IdleTTLSec == 0 || !s.isLocal(st.ID) {
 		return false
 	}
-	last := max(st.CreatedMs, s.startMs, s.access.last(st.ID))
+	last := max(st.CreatedMs, s.access.last(st.ID))
 	return now > last+int64(cfg.IdleTTLSec)*1000
+}
+
+func (s *Service) isLocal(id uint64) bool {
+	_, err := s.cfg.Engine.Tail(id)
+	return err == nil
 }
 
 // open makes this process the stream's writer if it is not already. A
 // stream open on another live node is a redirect to it.
 func (s *Service) open(ctx context.Context, st stream) error {
-	err := s.cfg.Engine.Open(ctx, st.ID)
-	if err == nil {
-		return nil
+	wasLocal := s.isLocal(st.ID)
+	if err := s.cfg.Engine.Open(ctx, st.ID); err != nil {
+		return s.engineError(st, err)
 	}
-	return s.engineError(st, err)
+	if !wasLocal && st.cfg.IdleTTLSec > 0 {
+		s.access.touch(st.ID, s.cfg.Now().UnixMilli()) // the idle window starts here
+	}
+	return nil
 }
 
 // engineError maps an engine error on stream st to the service's errors.
@@ -151,6 +159,8 @@ func (s *Service) engineError(st stream, err error) error {
 		return &ports.StreamError{Kind: ports.ErrProducerGap, ExpectedSeq: pe.Expected, ReceivedSeq: pe.Received,
 			ProducerNewEpoch: pe.NewEpoch,
 			Message:          "producer sequence gap: expected " + itoa(pe.Expected) + ", received " + itoa(pe.Received)}
+	case errors.Is(err, engine.ErrPinned):
+		return ports.Errorf(ports.ErrStreamConflict, "stream %s has forks reading its records: it cannot be trimmed", st.Name)
 	case errors.Is(err, engine.ErrNotFound):
 		return ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", st.Name)
 	case errors.Is(err, engine.ErrNotOwner):

@@ -362,3 +362,34 @@ func TestWriterSequenceMustIncrease(t *testing.T) {
 		t.Fatalf("regression: %+v", se)
 	}
 }
+
+// TestIdleTTLIsJudgedByTheWriterOnly: a stream handed to another node is
+// not expired there by a clock that never saw its accesses; its window
+// starts again when the new node opens it.
+func TestIdleTTLIsJudgedByTheWriterOnly(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	ctx := context.Background()
+	if _, _, err := a.svc.Create(ctx, "/idle", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.engine.CloseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, log, store, 2, c)
+	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(10 * time.Second) // nobody holds it open: nobody judges it idle
+	b.svc.sweepUnowned(ctx)
+	if _, err := b.svc.Head(ctx, "/idle"); err != nil {
+		t.Fatalf("a stream nobody held open expired: %v", err)
+	}
+	c.advance(1500 * time.Millisecond)
+	if _, err := b.svc.Head(ctx, "/idle"); err != nil {
+		t.Fatalf("expired 1.5 s after the new writer opened it: %v", err)
+	}
+	c.advance(time.Second)
+	_, err := b.svc.Head(ctx, "/idle")
+	streamErr(t, err, ports.ErrStreamNotFound)
+}

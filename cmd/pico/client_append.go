@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/picomq/pico/adapters/picoclient"
-	"github.com/picomq/pico/domain"
 )
 
 // maxLineBytes bounds one record read from stdin: the server's body limit.
@@ -17,8 +14,13 @@ const maxLineBytes = 8 << 20
 
 func runAppend(ctx context.Context, args []string, stdin io.Reader, _, stderr io.Writer) error {
 	cmd := newCommand("append", "pico append NAME [--batch N] [--content-type T] < lines")
+	cmd.notes = `Each line is one record. With --protocol ds each line is one message: on an
+application/json stream a batch goes as one JSON array of its lines (each
+line must be valid JSON); other streams take one line a request (--batch 1),
+without its newline, and an empty line appends nothing.
+`
 	batch := cmd.fs.Int("batch", 1, "lines (records) per request")
-	contentType := cmd.fs.String("content-type", "", "content type of a record sent alone (--batch 1)")
+	contentType := cmd.fs.String("content-type", "", "content type of a record sent alone (--batch 1); ds: of every request (default: the stream's)")
 	name, err := cmd.parseName(args)
 	if err != nil {
 		return err
@@ -30,20 +32,23 @@ func runAppend(ctx context.Context, args []string, stdin io.Reader, _, stderr io
 	if err != nil {
 		return err
 	}
-	a := &appender{client: client, name: name, opts: picoclient.AppendOptions{ContentType: *contentType}, stderr: stderr}
+	send, err := client.appender(ctx, name, *contentType, *batch)
+	if err != nil {
+		return streamError(name, err)
+	}
+	a := &appender{send: send, name: name, stderr: stderr}
 	return a.run(ctx, newLineReader(stdin, maxLineBytes), *batch)
 }
 
 // appender sends stdin's lines as they arrive, a batch per request.
 type appender struct {
-	client *picoclient.Client
+	send   appendFunc
 	name   string
-	opts   picoclient.AppendOptions
 	stderr io.Writer
 }
 
 func (a *appender) run(ctx context.Context, lines *lineReader, batch int) error {
-	records := make([]domain.Record, 0, min(batch, 1024))
+	pending := make([][]byte, 0, min(batch, 1024))
 	for {
 		line, err := lines.next()
 		if errors.Is(err, io.EOF) {
@@ -52,26 +57,31 @@ func (a *appender) run(ctx context.Context, lines *lineReader, batch int) error 
 		if err != nil {
 			return err
 		}
-		records = append(records, domain.Record{Body: line})
-		if len(records) == batch {
-			if err := a.send(ctx, records); err != nil {
+		pending = append(pending, line)
+		if len(pending) == batch {
+			if err := a.flush(ctx, pending); err != nil {
 				return err
 			}
-			records = records[:0]
+			pending = pending[:0]
 		}
 	}
-	if len(records) > 0 {
-		return a.send(ctx, records)
+	if len(pending) > 0 {
+		return a.flush(ctx, pending)
 	}
 	return nil
 }
 
-func (a *appender) send(ctx context.Context, records []domain.Record) error {
-	got, err := a.client.Append(ctx, a.name, records, a.opts)
-	if err != nil {
+func (a *appender) flush(ctx context.Context, lines [][]byte) error {
+	got, err := a.send(ctx, lines)
+	switch {
+	case err != nil:
 		return streamError(a.name, err)
+	case got.next == "": // nothing sent
+	case got.start != "":
+		fmt.Fprintf(a.stderr, "start=%s next=%s\n", got.start, got.next)
+	default:
+		fmt.Fprintf(a.stderr, "next=%s\n", got.next)
 	}
-	fmt.Fprintf(a.stderr, "start=%d next=%d\n", got.Start, got.Next)
 	return nil
 }
 

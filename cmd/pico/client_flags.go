@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/picomq/pico/adapters/dsclient"
 	"github.com/picomq/pico/adapters/picoclient"
 )
 
@@ -40,6 +41,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 type command struct {
 	fs       *flag.FlagSet
 	synopsis string
+	notes    string // printed after the flags in the help
 	globals  globalFlags
 }
 
@@ -119,6 +121,9 @@ func (c *command) help() string {
 		}
 		b.WriteString("\n")
 	})
+	if c.notes != "" {
+		b.WriteString("\n" + c.notes)
+	}
 	return b.String()
 }
 
@@ -171,14 +176,28 @@ func envSettings() (profile, error) {
 	return p, nil
 }
 
-// client returns a Pico client for the resolved settings.
-func (c *command) client() (*picoclient.Client, error) {
+// client returns a client of the configured protocol for the resolved
+// settings.
+func (c *command) client() (streamClient, error) {
 	p, err := c.settings()
 	if err != nil {
 		return nil, err
 	}
 	if p.Protocol == "ds" {
-		return nil, fmt.Errorf("the Durable Streams client is not available yet; use --protocol pico")
+		return dsStreams{dsclient.New(p.Endpoint, dsclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}, nil
+	}
+	return picoStreams{picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}, nil
+}
+
+// picoClient returns a Pico client for a verb Durable Streams has no
+// counterpart of; why says what DS lacks.
+func (c *command) picoClient(why string) (*picoclient.Client, error) {
+	p, err := c.settings()
+	if err != nil {
+		return nil, err
+	}
+	if p.Protocol == "ds" {
+		return nil, fmt.Errorf("%s is Pico-only: %s; use --protocol pico", c.fs.Name(), why)
 	}
 	return picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"}), nil
 }

@@ -71,9 +71,11 @@ func TestANamedProfileMustExist(t *testing.T) {
 
 func TestBadSettingsAreRefused(t *testing.T) {
 	isolate(t)
-	if r := pico(t, "", "head", "/s", "--protocol", "ds"); r.code != 1 ||
-		!strings.Contains(r.stderr, "the Durable Streams client is not available yet") {
-		t.Fatalf("--protocol ds: %+v", r)
+	for _, verb := range [][]string{{"ls"}, {"trim", "/s", "--seq", "1"}} {
+		if r := pico(t, "", append(verb, "--protocol", "ds")...); r.code != 1 ||
+			!strings.Contains(r.stderr, verb[0]+" is Pico-only") || !strings.Contains(r.stderr, "use --protocol pico") {
+			t.Fatalf("%s --protocol ds: %+v", verb[0], r)
+		}
 	}
 	for _, args := range [][]string{{"--protocol", "amqp"}, {"--endpoint", "localhost:4437"}} {
 		if r := pico(t, "", append([]string{"head", "/s"}, args...)...); r.code != 1 {

@@ -3,77 +3,78 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
-	"strconv"
 	"time"
-
-	"github.com/picomq/pico/adapters/picoclient"
-	"github.com/picomq/pico/domain"
 )
 
+// rawNote tells what Durable Streams reads print.
+const rawNote = `With --protocol ds, positions are offsets (-1 is the start, now the tail).
+An application/json stream prints one message a line. Other Durable Streams
+streams have no record boundaries: their bytes print as they come, each
+chunk as is, with no newlines added.
+`
+
 func runRead(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
-	cmd := newCommand("read", "pico read NAME [--from SEQ] [--count N] [--show-seq]")
-	from := cmd.fs.Uint64("from", 0, "first seq to read (default: the stream's start)")
+	cmd := newCommand("read", "pico read NAME [--from POS] [--count N] [--show-seq]")
+	cmd.notes = rawNote
+	from := cmd.fs.String("from", "", "first position to read: a seq, or with ds an offset (default: the stream's start)")
 	count := cmd.fs.Int("count", 0, "stop after N records; 0 reads to the tail")
-	showSeq := cmd.fs.Bool("show-seq", false, "prefix each record with its seq and a tab")
+	showSeq := cmd.fs.Bool("show-seq", false, "prefix each record with its seq and a tab (pico only)")
 	name, client, err := cmd.parseStreamVerb(args)
 	if err != nil {
 		return err
 	}
-	if *count < 0 {
+	switch {
+	case *count < 0:
 		return cmd.usageError("--count must not be negative")
-	}
-	seq := *from
-	if !cmd.given("from") {
-		// Start at the retained start: below it a read fails once trimmed.
-		info, err := client.Head(ctx, name)
-		if err != nil {
-			return streamError(name, err)
-		}
-		seq = info.Start
+	case cmd.given("from") && !client.validPosition(*from):
+		return cmd.usageError("--from " + *from + ": not a " + map[string]string{"pico": "seq", "ds": "Durable Streams offset"}[client.protocol()])
+	case *showSeq && client.protocol() != "pico":
+		return cmd.usageError("--show-seq is Pico-only: Durable Streams messages have no seq")
 	}
 	out := newRecordPrinter(stdout, *showSeq)
-	_, err = readToTail(ctx, client, name, seq, *count, out)
+	_, _, err = readToTail(ctx, client, name, *from, *count, out.print)
 	return streamError(name, err)
 }
 
-// readToTail prints pages from seq until the tail (or limit records, when
-// limit > 0) and returns the seq after the last page.
-func readToTail(ctx context.Context, c *picoclient.Client, name string, seq uint64, limit int, out *recordPrinter) (uint64, error) {
+// errNoBoundaries is a record count asked of a stream without records.
+var errNoBoundaries = errors.New("--count needs record boundaries, which only application/json streams have in Durable Streams")
+
+// readToTail hands emit pages from position from until the tail (or limit
+// records, when limit > 0) and returns the position after the last page
+// and whether the stream is closed there.
+func readToTail(ctx context.Context, c streamClient, name, from string, limit int, emit func(page) error) (string, bool, error) {
 	printed := 0
 	for {
-		opts := picoclient.ReadOptions{Seq: seq}
+		remaining := 0
 		if limit > 0 {
-			opts.Count = limit - printed
+			remaining = limit - printed
 		}
-		page, err := c.Read(ctx, name, opts)
+		p, err := c.read(ctx, name, from, remaining, false)
 		if err != nil {
-			return seq, err
+			return from, false, err
 		}
-		if err := out.print(page.Records); err != nil {
-			return seq, err
+		if limit > 0 {
+			if !p.framed && len(p.records) > 0 {
+				return from, false, errNoBoundaries
+			}
+			p.records = p.records[:min(len(p.records), limit-printed)]
 		}
-		printed += len(page.Records)
-		next := nextSeq(page)
-		if page.UpToDate || (limit > 0 && printed >= limit) || next == seq {
-			return next, nil
+		if err := emit(p); err != nil {
+			return from, false, err
 		}
-		seq = next
+		printed += len(p.records)
+		if p.upToDate || (limit > 0 && printed >= limit) || p.next == from {
+			return p.next, p.closed, nil
+		}
+		from = p.next
 	}
-}
-
-// nextSeq is where to read after page: its Pico-Next-Seq, and never behind
-// its last record.
-func nextSeq(page picoclient.Page) uint64 {
-	next := page.Next
-	if n := len(page.Records); n > 0 && page.Records[n-1].Seq >= next {
-		next = page.Records[n-1].Seq + 1
-	}
-	return next
 }
 
 func runTail(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	cmd := newCommand("tail", "pico tail NAME [-f|--follow] [-n N]")
+	cmd.notes = rawNote + "There -n counts messages of JSON streams and lines of other streams.\n"
 	var follow bool
 	cmd.fs.BoolVar(&follow, "f", false, "keep printing new records until the stream is closed")
 	cmd.fs.BoolVar(&follow, "follow", false, "same as -f")
@@ -82,46 +83,98 @@ func runTail(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Write
 	if err != nil {
 		return err
 	}
-	info, err := client.Head(ctx, name)
+	from, err := client.tailStart(ctx, name, *n)
 	if err != nil {
 		return streamError(name, err)
 	}
-	from := info.Start
-	if info.Next-info.Start > *n {
-		from = info.Next - *n
-	}
-	out := newRecordPrinter(stdout, false)
-	if !follow {
-		if from == info.Next {
-			return nil
-		}
-		_, err := readToTail(ctx, client, name, from, int(info.Next-from), out)
+	last := &lastRecords{n: *n}
+	next, closed, err := readToTail(ctx, client, name, from, 0, last.add)
+	if err != nil {
 		return streamError(name, err)
 	}
-	return followStream(ctx, client, name, from, out)
+	out := newRecordPrinter(stdout, false)
+	if err := out.print(last.page()); err != nil || !follow || closed {
+		return err
+	}
+	return followStream(ctx, client, name, next, out)
 }
 
-// followStream long-polls from seq and prints until the stream is closed
-// or ctx ends (an interrupt, which is a normal way to stop).
-func followStream(ctx context.Context, c *picoclient.Client, name string, seq uint64, out *recordPrinter) error {
+// lastRecords keeps the last n records of framed pages, or the last n
+// lines of raw ones.
+type lastRecords struct {
+	n       uint64
+	records []printRecord
+	raw     []byte
+	isRaw   bool
+}
+
+func (l *lastRecords) add(p page) error {
+	if !p.framed {
+		l.isRaw = true
+		for _, r := range p.records {
+			l.raw = lastLines(append(l.raw, r.body...), l.n)
+		}
+		return nil
+	}
+	l.records = append(l.records, p.records...)
+	if drop := uint64(len(l.records)); drop > l.n {
+		l.records = append(l.records[:0:0], l.records[drop-l.n:]...)
+	}
+	return nil
+}
+
+func (l *lastRecords) page() page {
+	if l.isRaw {
+		if len(l.raw) == 0 {
+			return page{}
+		}
+		return page{records: []printRecord{{body: l.raw}}}
+	}
+	return page{framed: true, records: l.records}
+}
+
+// lastLines is the end of b holding its last n lines; a final "\n" ends
+// the last line rather than starting another.
+func lastLines(b []byte, n uint64) []byte {
+	if n == 0 {
+		return b[:0]
+	}
+	end := len(b)
+	if end > 0 && b[end-1] == '\n' {
+		end--
+	}
+	var seen uint64
+	for i := end - 1; i >= 0; i-- {
+		if b[i] == '\n' {
+			if seen++; seen == n {
+				return b[i+1:]
+			}
+		}
+	}
+	return b
+}
+
+// followStream long-polls from position from and prints until the stream
+// is closed or ctx ends (an interrupt, which is a normal way to stop).
+func followStream(ctx context.Context, c streamClient, name, from string, out *recordPrinter) error {
 	for {
-		page, err := c.Read(ctx, name, picoclient.ReadOptions{Seq: seq, LongPoll: true})
+		p, err := c.read(ctx, name, from, 0, true)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
 			return streamError(name, err)
 		}
-		if err := out.print(page.Records); err != nil {
+		if err := out.print(p); err != nil {
 			return err
 		}
-		if page.Closed {
+		if p.closed {
 			return nil
 		}
-		if len(page.Records) == 0 {
+		if len(p.records) == 0 {
 			pause(ctx, 100*time.Millisecond) // a server answering empty pages at once must not spin us
 		}
-		seq = nextSeq(page)
+		from = p.next
 	}
 }
 
@@ -134,7 +187,8 @@ func pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// recordPrinter writes record bodies to stdout, one per line.
+// recordPrinter writes records to stdout: those of framed pages one per
+// line, raw bytes as they are.
 type recordPrinter struct {
 	w       *bufio.Writer
 	showSeq bool
@@ -145,14 +199,16 @@ func newRecordPrinter(w io.Writer, showSeq bool) *recordPrinter {
 }
 
 // print writes a page and flushes it, so followers see records promptly.
-func (p *recordPrinter) print(records []domain.SeqRecord) error {
-	for _, r := range records {
-		if p.showSeq {
-			p.w.WriteString(strconv.FormatUint(r.Seq, 10))
+func (p *recordPrinter) print(pg page) error {
+	for _, r := range pg.records {
+		if p.showSeq && r.seq != "" {
+			p.w.WriteString(r.seq)
 			p.w.WriteByte('\t')
 		}
-		p.w.Write(r.Body)
-		p.w.WriteByte('\n')
+		p.w.Write(r.body)
+		if pg.framed {
+			p.w.WriteByte('\n')
+		}
 	}
 	return p.w.Flush()
 }

@@ -5,52 +5,54 @@ import (
 	"context"
 	"fmt"
 	"io"
-
-	"github.com/picomq/pico/adapters/picoclient"
 )
 
 func runCreate(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
 	cmd := newCommand("create", "pico create NAME [--content-type T] [--ttl S | --expires-at T] [--closed]")
-	var opts picoclient.CreateOptions
-	cmd.fs.StringVar(&opts.ContentType, "content-type", "application/octet-stream", "content type of the stream's records")
-	cmd.fs.Uint64Var(&opts.TTLSec, "ttl", 0, "delete the stream this many seconds after its last write")
-	cmd.fs.StringVar(&opts.ExpiresAt, "expires-at", "", "delete the stream at this time (RFC 3339 or unix ms)")
-	cmd.fs.BoolVar(&opts.Closed, "closed", false, "create the stream closed")
+	var opts createOptions
+	cmd.fs.StringVar(&opts.contentType, "content-type", "application/octet-stream", "content type of the stream's records")
+	cmd.fs.Uint64Var(&opts.ttlSec, "ttl", 0, "delete the stream this many seconds after its last write")
+	cmd.fs.StringVar(&opts.expiresAt, "expires-at", "", "delete the stream at this time (RFC 3339, or unix ms with pico)")
+	cmd.fs.BoolVar(&opts.closed, "closed", false, "create the stream closed")
 	name, err := cmd.parseName(args)
 	if err != nil {
 		return err
 	}
-	if opts.TTLSec > 0 && opts.ExpiresAt != "" {
+	if opts.ttlSec > 0 && opts.expiresAt != "" {
 		return cmd.usageError("--ttl and --expires-at exclude each other")
 	}
 	client, err := cmd.client()
 	if err != nil {
 		return err
 	}
-	got, err := client.Create(ctx, name, opts)
+	created, next, err := client.create(ctx, name, opts)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "created=%t next=%d\n", got.Created, got.Next)
+	fmt.Fprintf(stderr, "created=%t next=%s\n", created, next)
 	return nil
 }
 
 func runHead(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	cmd := newCommand("head", "pico head NAME")
+	cmd.notes = "With --protocol ds, next is an offset and there is no start.\n"
 	name, client, err := cmd.parseStreamVerb(args)
 	if err != nil {
 		return err
 	}
-	info, err := client.Head(ctx, name)
+	info, err := client.head(ctx, name)
 	if err != nil {
 		return streamError(name, err)
 	}
-	fmt.Fprintf(stdout, "start=%d next=%d closed=%t type=%s", info.Start, info.Next, info.Closed, info.ContentType)
-	if info.TTLSec > 0 {
-		fmt.Fprintf(stdout, " ttl=%d", info.TTLSec)
+	if info.start != "" {
+		fmt.Fprintf(stdout, "start=%s ", info.start)
 	}
-	if info.ExpiresAt != "" {
-		fmt.Fprintf(stdout, " expires_at=%s", info.ExpiresAt)
+	fmt.Fprintf(stdout, "next=%s closed=%t type=%s", info.next, info.closed, info.contentType)
+	if info.ttlSec > 0 {
+		fmt.Fprintf(stdout, " ttl=%d", info.ttlSec)
+	}
+	if info.expiresAt != "" {
+		fmt.Fprintf(stdout, " expires_at=%s", info.expiresAt)
 	}
 	fmt.Fprintln(stdout)
 	return nil
@@ -58,6 +60,7 @@ func runHead(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Write
 
 func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	cmd := newCommand("ls", "pico ls [--prefix P] [--limit N]")
+	cmd.notes = "Pico only: Durable Streams has no stream listing.\n"
 	prefix := cmd.fs.String("prefix", "", "only streams whose names start with P")
 	limit := cmd.fs.Int("limit", 0, "list one page of at most N streams; 0 lists them all")
 	if _, err := cmd.parse(args, 0, 0); err != nil {
@@ -66,7 +69,7 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if *limit < 0 {
 		return cmd.usageError("--limit must not be negative")
 	}
-	client, err := cmd.client()
+	client, err := cmd.picoClient("Durable Streams has no stream listing")
 	if err != nil {
 		return err
 	}
@@ -92,13 +95,18 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 
 func runTrim(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
 	cmd := newCommand("trim", "pico trim NAME --seq N")
+	cmd.notes = "Pico only: Durable Streams has no trim.\n"
 	seq := cmd.fs.Uint64("seq", 0, "drop the records before this seq (required)")
-	name, client, err := cmd.parseStreamVerb(args)
+	name, err := cmd.parseName(args)
 	if err != nil {
 		return err
 	}
 	if !cmd.given("seq") {
 		return cmd.usageError("--seq is required")
+	}
+	client, err := cmd.picoClient("Durable Streams has no trim")
+	if err != nil {
+		return err
 	}
 	start, err := client.Trim(ctx, name, *seq)
 	if err != nil {
@@ -114,11 +122,11 @@ func runClose(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	got, err := client.Close(ctx, name)
+	next, err := client.close(ctx, name)
 	if err != nil {
 		return streamError(name, err)
 	}
-	fmt.Fprintf(stderr, "closed next=%d\n", got.Next)
+	fmt.Fprintf(stderr, "closed next=%s\n", next)
 	return nil
 }
 
@@ -128,7 +136,7 @@ func runDelete(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if err := client.Delete(ctx, name); err != nil {
+	if err := client.delete(ctx, name); err != nil {
 		return streamError(name, err)
 	}
 	fmt.Fprintln(stderr, "deleted=true")
@@ -137,7 +145,7 @@ func runDelete(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wri
 
 // parseStreamVerb parses a verb taking one stream name and returns the
 // name with a client for the resolved settings.
-func (c *command) parseStreamVerb(args []string) (string, *picoclient.Client, error) {
+func (c *command) parseStreamVerb(args []string) (string, streamClient, error) {
 	name, err := c.parseName(args)
 	if err != nil {
 		return "", nil, err
@@ -148,7 +156,7 @@ func (c *command) parseStreamVerb(args []string) (string, *picoclient.Client, er
 
 // streamError says "not found: NAME" for a missing stream.
 func streamError(name string, err error) error {
-	if picoclient.NotFound(err) {
+	if notFound(err) {
 		return fmt.Errorf("not found: %s", name)
 	}
 	return err

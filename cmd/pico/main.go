@@ -16,8 +16,8 @@ commands:
   read     print a stream's records
   tail     print the last records, -f to follow
   head     print a stream's offsets and settings
-  ls       list streams
-  trim     drop the records before a seq
+  ls       list streams (Pico only)
+  trim     drop the records before a seq (Pico only)
   close    close a stream to appends
   delete   delete a stream
   config   manage saved profiles (set, get, ls, rm, use, path)

@@ -11,13 +11,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/httpclient"
 )
 
 // Options configure a Client. The zero value speaks HTTP/1.1 with the
@@ -42,7 +43,6 @@ const (
 const (
 	defaultTimeout   = 65 * time.Second
 	defaultUserAgent = "ds-client"
-	maxRedirects     = 5
 	// Response bodies are read whole, so they are capped: the cap only
 	// stops a runaway, the server bounds a catch-up response itself.
 	maxResponseBytes = 64 << 20
@@ -61,60 +61,19 @@ const (
 // Client talks to one Durable Streams endpoint. It is safe for concurrent
 // use.
 type Client struct {
-	base      *url.URL
-	baseErr   error
-	http      *http.Client
-	userAgent string
+	*httpclient.Endpoint
 }
 
 // New returns a client for endpoint, e.g. "http://127.0.0.1:4437". An
 // invalid endpoint is reported by every call.
 func New(endpoint string, opts Options) *Client {
-	c := &Client{http: newHTTPClient(opts), userAgent: opts.UserAgent}
-	if c.userAgent == "" {
-		c.userAgent = defaultUserAgent
+	if opts.UserAgent == "" {
+		opts.UserAgent = defaultUserAgent
 	}
-	c.base, c.baseErr = parseEndpoint(endpoint)
-	return c
-}
-
-func parseEndpoint(endpoint string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
-	if err != nil {
-		return nil, fmt.Errorf("endpoint %q: %w", endpoint, err)
+	if opts.Timeout == 0 {
+		opts.Timeout = defaultTimeout
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("endpoint %q: want http://HOST:PORT or https://HOST", endpoint)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("endpoint %q: a query or fragment is not allowed", endpoint)
-	}
-	return u, nil
-}
-
-func newHTTPClient(opts Options) *http.Client {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConnsPerHost = 64
-	if opts.HTTP2 {
-		var p http.Protocols
-		p.SetHTTP2(true)
-		p.SetUnencryptedHTTP2(true)
-		transport.Protocols = &p
-	}
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = defaultTimeout
-	}
-	return &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: checkRedirect}
-}
-
-// checkRedirect caps redirects. Requests carry GetBody, so net/http re-sends
-// the method, headers and body on a 307.
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > maxRedirects {
-		return errors.New("too many redirects")
-	}
-	return nil
+	return &Client{httpclient.New(endpoint, opts.HTTP2, opts.Timeout, opts.UserAgent)}
 }
 
 // Error is a non-2xx answer. Durable Streams error bodies are plain text
@@ -200,59 +159,24 @@ type response struct {
 
 // do sends req and returns its 2xx response; any other status is an *Error.
 func (c *Client) do(ctx context.Context, req request) (*response, error) {
-	if c.baseErr != nil {
-		return nil, c.baseErr
-	}
-	u := *c.base
-	u.Path = c.base.Path + streamPath(req.name)
-	u.RawPath = ""
-	u.RawQuery = req.query.Encode()
-	var body io.Reader
-	if len(req.body) > 0 {
-		// A *bytes.Reader gives the request a GetBody, which a 307 needs.
-		body = bytes.NewReader(req.body)
-	}
-	hreq, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
+	hreq, err := c.NewRequest(ctx, req.method, req.name, req.query, req.header, req.body)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range req.header {
-		hreq.Header[k] = v
-	}
-	hreq.Header.Set("User-Agent", c.userAgent)
-	resp, err := c.http.Do(hreq)
+	resp, err := c.HTTP.Do(hreq)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := readCapped(resp.Body, maxErrorBytes)
+		b, _ := httpclient.ReadCapped(resp.Body, maxErrorBytes)
 		return nil, newError(resp.StatusCode, resp.Header, b)
 	}
-	b, err := readCapped(resp.Body, maxResponseBytes)
+	b, err := httpclient.ReadCapped(resp.Body, maxResponseBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.method, streamPath(req.name), err)
+		return nil, fmt.Errorf("%s %s: %w", req.method, httpclient.StreamPath(req.name), err)
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: b}, nil
-}
-
-// streamPath makes a stream name a URL path: "orders" means "/orders".
-func streamPath(name string) string {
-	if strings.HasPrefix(name, "/") {
-		return name
-	}
-	return "/" + name
-}
-
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("response body over %d bytes", limit)
-	}
-	return b, nil
 }
 
 func isTrue(h http.Header, name string) bool { return strings.EqualFold(h.Get(name), "true") }
@@ -384,14 +308,14 @@ func (c *Client) Read(ctx context.Context, name, offset string, longPoll bool) (
 		p.Next = offset // a long-poll that timed out without saying where the tail is
 	}
 	if p.Next == "" {
-		return Page{}, fmt.Errorf("GET %s: no %s header", streamPath(name), hdrNextOffset)
+		return Page{}, fmt.Errorf("GET %s: no %s header", httpclient.StreamPath(name), hdrNextOffset)
 	}
 	if p.JSON() {
 		p.Messages = [][]byte{}
 		if len(bytes.TrimSpace(resp.body)) > 0 {
 			var msgs []json.RawMessage
 			if err := json.Unmarshal(resp.body, &msgs); err != nil {
-				return Page{}, fmt.Errorf("GET %s: JSON stream body is not a JSON array: %w", streamPath(name), err)
+				return Page{}, fmt.Errorf("GET %s: JSON stream body is not a JSON array: %w", httpclient.StreamPath(name), err)
 			}
 			for _, m := range msgs {
 				p.Messages = append(p.Messages, m)

@@ -161,7 +161,7 @@ func TestRedirect307ResendsTheAppend(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, owner.base.String()+r.URL.Path, http.StatusTemporaryRedirect)
+		http.Redirect(w, r, owner.BaseURL()+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(front.Close)
 	got, err := New(front.URL, Options{}).Append(t.Context(), "/s", "text/plain", []byte("hello"))

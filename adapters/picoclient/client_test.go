@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/picomq/pico/adapters/internal/httpclient"
 	"github.com/picomq/pico/domain"
 )
 
@@ -62,7 +63,7 @@ func TestRedirect307ResendsMethodHeadersAndBody(t *testing.T) {
 		w.Header().Set(hdrNextSeq, "6")
 	})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, owner.base.String()+r.URL.Path, http.StatusTemporaryRedirect)
+		http.Redirect(w, r, owner.BaseURL()+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(front.Close)
 	records := []domain.Record{{Body: []byte("a")}, {Body: []byte("b")}}
@@ -92,8 +93,8 @@ func TestRedirectsAreCapped(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too many redirects") {
 		t.Fatalf("err %v, want too many redirects", err)
 	}
-	if hits.Load() != 1+maxRedirects {
-		t.Fatalf("%d requests, want the first plus %d redirects", hits.Load(), maxRedirects)
+	if hits.Load() != 1+httpclient.MaxRedirects {
+		t.Fatalf("%d requests, want the first plus %d redirects", hits.Load(), httpclient.MaxRedirects)
 	}
 }
 

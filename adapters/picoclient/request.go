@@ -1,13 +1,13 @@
 package picoclient
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"github.com/picomq/pico/adapters/internal/httpclient"
 )
 
 // Response bodies are read whole, so they are capped: a read page is bounded
@@ -40,7 +40,7 @@ func (c *Client) do(ctx context.Context, req request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.http.Do(hreq)
+	resp, err := c.HTTP.Do(hreq)
 	if err != nil {
 		return nil, err
 	}
@@ -57,46 +57,7 @@ func (c *Client) do(ctx context.Context, req request) (*response, error) {
 }
 
 func (c *Client) newRequest(ctx context.Context, req request) (*http.Request, error) {
-	if c.baseErr != nil {
-		return nil, c.baseErr
-	}
-	u := *c.base
-	u.Path = c.base.Path + streamPath(req.name)
-	u.RawPath = ""
-	u.RawQuery = req.query.Encode()
-	var body io.Reader
-	if len(req.body) > 0 {
-		// A *bytes.Reader gives the request a GetBody, which a 307 needs.
-		body = bytes.NewReader(req.body)
-	}
-	hreq, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range req.header {
-		hreq.Header[k] = v
-	}
-	hreq.Header.Set("User-Agent", c.userAgent)
-	return hreq, nil
+	return c.NewRequest(ctx, req.method, req.name, req.query, req.header, req.body)
 }
 
-// streamPath makes a stream name a URL path: names are paths, and "orders"
-// means "/orders".
-func streamPath(name string) string {
-	if strings.HasPrefix(name, "/") {
-		return name
-	}
-	return "/" + name
-}
-
-// readCapped reads r whole, failing when it holds more than limit bytes.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("response body over %d bytes", limit)
-	}
-	return b, nil
-}
+func readCapped(r io.Reader, limit int64) ([]byte, error) { return httpclient.ReadCapped(r, limit) }

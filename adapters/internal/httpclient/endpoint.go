@@ -1,0 +1,127 @@
+// Package httpclient is the HTTP plumbing both protocol clients share: one
+// endpoint, a transport with optional h2c, capped redirects, requests that
+// can be re-sent on a 307, and bounded response bodies.
+package httpclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// MaxRedirects caps the 307 hops to an owner node; one is normal, more than
+// a few means ownership is moving or the nodes disagree.
+const MaxRedirects = 5
+
+// Endpoint sends requests for stream names to one server. It is safe for
+// concurrent use.
+type Endpoint struct {
+	base      *url.URL
+	baseErr   error
+	HTTP      *http.Client
+	userAgent string
+}
+
+// New returns an endpoint for a base URL such as "http://127.0.0.1:4437";
+// an invalid one is reported by every request. http2 speaks HTTP/2 without
+// TLS (h2c with prior knowledge).
+func New(endpoint string, http2 bool, timeout time.Duration, userAgent string) *Endpoint {
+	e := &Endpoint{HTTP: newHTTPClient(http2, timeout), userAgent: userAgent}
+	e.base, e.baseErr = parseEndpoint(endpoint)
+	return e
+}
+
+func parseEndpoint(endpoint string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %q: %w", endpoint, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("endpoint %q: want http://HOST:PORT or https://HOST", endpoint)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("endpoint %q: a query or fragment is not allowed", endpoint)
+	}
+	return u, nil
+}
+
+func newHTTPClient(http2 bool, timeout time.Duration) *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64
+	if http2 {
+		var p http.Protocols
+		p.SetHTTP2(true)
+		p.SetUnencryptedHTTP2(true)
+		transport.Protocols = &p
+	}
+	return &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: checkRedirect}
+}
+
+// checkRedirect caps redirects. Requests carry GetBody, so net/http re-sends
+// the method, headers and body on a 307.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > MaxRedirects {
+		return errors.New("too many redirects")
+	}
+	return nil
+}
+
+// NewRequest builds a request for stream name (a path; "orders" means
+// "/orders") with a query, headers and a body that a 307 can re-send.
+func (e *Endpoint) NewRequest(ctx context.Context, method, name string, query url.Values, header http.Header, body []byte) (*http.Request, error) {
+	if e.baseErr != nil {
+		return nil, e.baseErr
+	}
+	u := *e.base
+	u.Path = e.base.Path + StreamPath(name)
+	u.RawPath = ""
+	u.RawQuery = query.Encode()
+	var r io.Reader
+	if len(body) > 0 {
+		r = bytes.NewReader(body) // a *bytes.Reader gives the request a GetBody
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), r)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", e.userAgent)
+	return req, nil
+}
+
+// StreamPath makes a stream name a URL path: names are paths, and "orders"
+// means "/orders".
+func StreamPath(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return "/" + name
+}
+
+// ReadCapped reads r whole, failing when it holds more than limit bytes.
+func ReadCapped(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("response body over %d bytes", limit)
+	}
+	return b, nil
+}
+
+// BaseURL is the endpoint's base URL ("" when it is invalid).
+func (e *Endpoint) BaseURL() string {
+	if e.base == nil {
+		return ""
+	}
+	return e.base.String()
+}

@@ -9,18 +9,9 @@ import (
 	"github.com/picomq/pico/adapters/internal/httpclient"
 )
 
-// Options configure a Client. The zero value speaks HTTP/1.1 with the
-// default timeout.
-type Options struct {
-	// HTTP2 speaks HTTP/2 only: h2c (prior knowledge) to http:// endpoints,
-	// HTTP/2 over TLS to https:// ones.
-	HTTP2 bool
-	// Timeout bounds each request, long-polls included; 0 means 65 s, above
-	// the server's default 25 s long-poll.
-	Timeout time.Duration
-	// UserAgent is sent with every request; empty means "pico-client".
-	UserAgent string
-}
+// Options configure a Client (see httpclient.Options); an empty UserAgent
+// means "pico-client".
+type Options = httpclient.Options
 
 const (
 	defaultTimeout   = 65 * time.Second

@@ -19,6 +19,18 @@ import (
 // a few means ownership is moving or the nodes disagree.
 const MaxRedirects = 5
 
+// Options configure a client. The zero value speaks HTTP/1.1 with no
+// timeout; clients fill in their defaults.
+type Options struct {
+	// HTTP2 speaks HTTP/2 only: h2c (prior knowledge) to http:// endpoints,
+	// HTTP/2 over TLS to https:// ones.
+	HTTP2 bool
+	// Timeout bounds each request, long-polls included.
+	Timeout time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
 // Endpoint sends requests for stream names to one server. It is safe for
 // concurrent use.
 type Endpoint struct {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/domain"
 )
 
 // Options configure a Client (see httpclient.Options); an empty UserAgent
@@ -104,11 +104,8 @@ func newError(status int, h http.Header, body []byte) *Error {
 }
 
 // IsJSON reports whether contentType makes a JSON-mode stream, where each
-// message is one JSON value.
-func IsJSON(contentType string) bool {
-	media, _, err := mime.ParseMediaType(contentType)
-	return err == nil && media == "application/json"
-}
+// message is one JSON value (domain.IsJSON, the rule the server uses).
+func IsJSON(contentType string) bool { return domain.IsJSON(contentType) }
 
 // ValidOffset reports whether offset is one a read may start at: Start,
 // Now, or the digits_digits layout servers mint.

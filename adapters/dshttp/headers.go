@@ -90,4 +90,4 @@ func contentTypeOf(cfg domain.StreamConfig) string {
 	return cfg.ContentType
 }
 
-func isJSON(contentType string) bool { return domain.SameContentType(contentType, jsonType) }
+func isJSON(contentType string) bool { return domain.IsJSON(contentType) }

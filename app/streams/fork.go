@@ -72,16 +72,13 @@ func forkConfig(src stream, req ports.ForkRequest) (domain.StreamConfig, error) 
 // existingFork answers a fork request for a name that exists: the same
 // source, fork point and config is success, anything else a conflict.
 func (s *Service) existingFork(ctx context.Context, st stream, src stream, cfg domain.StreamConfig, close bool) (ports.StreamInfo, error) {
-	info, err := s.head(ctx, st)
+	info, err := s.existing(ctx, st, cfg, close)
 	if err != nil {
 		return info, err
 	}
-	same := st.ForkOf == src.ID && domain.SameContentType(st.cfg.ContentType, cfg.ContentType) &&
-		st.cfg.TTLSec == cfg.TTLSec && st.cfg.IdleTTLSec == cfg.IdleTTLSec && st.cfg.ExpiresAtMs == cfg.ExpiresAtMs &&
-		st.cfg.ForkSub == cfg.ForkSub && (!cfg.ForkAtGiven || st.cfg.ForkAtGiven && st.cfg.ForkAt == cfg.ForkAt) &&
-		info.Closed == close
-	if !same {
-		return info, &ports.StreamError{Kind: ports.ErrStreamConflict, Message: "stream exists with a different configuration",
+	sameAt := !cfg.ForkAtGiven || st.cfg.ForkAtGiven && st.cfg.ForkAt == cfg.ForkAt
+	if st.ForkOf != src.ID || st.cfg.ForkSub != cfg.ForkSub || !sameAt {
+		return info, &ports.StreamError{Kind: ports.ErrStreamConflict, Message: "stream exists, forked elsewhere or not at all",
 			Next: info.Next, HasNext: true, Closed: info.Closed}
 	}
 	return info, nil

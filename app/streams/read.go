@@ -50,10 +50,10 @@ const fillReads = 16
 // data object, and a reader should not have to ask again just for that.
 // page.Confirmed keeps the tail the page first saw.
 func (s *Service) fill(ctx context.Context, id uint64, page engine.ReadResult, count, maxBytes int) ([]domain.Record, error) {
-	recs := page.Records
+	recs, size := page.Records, bodyBytes(page.Records)
 	for range fillReads {
 		next := page.From + uint64(len(recs))
-		if len(recs) == 0 || len(recs) >= count || next >= page.Confirmed || (maxBytes > 0 && bodyBytes(recs) >= maxBytes) {
+		if len(recs) == 0 || len(recs) >= count || next >= page.Confirmed || (maxBytes > 0 && size >= maxBytes) {
 			break
 		}
 		more, err := s.cfg.Engine.Read(ctx, id, next, count-len(recs))
@@ -63,7 +63,7 @@ func (s *Service) fill(ctx context.Context, id uint64, page engine.ReadResult, c
 		if more.From != next || len(more.Records) == 0 {
 			break // trimmed meanwhile: stop at the gap
 		}
-		recs = append(recs, more.Records...)
+		recs, size = append(recs, more.Records...), size+bodyBytes(more.Records)
 	}
 	if maxBytes > 0 {
 		recs = recs[:fitBytes(recs, maxBytes)]
@@ -128,9 +128,9 @@ func (s *Service) List(ctx context.Context, prefix, startAfter string, limit int
 			page.HasMore = true
 			return false
 		}
-		st, err := s.lookup(st0.Name)
+		st, err := s.live(st0)
 		if err != nil {
-			return true // expired or undecodable: not listed
+			return true // expired, deleted or undecodable: not listed
 		}
 		info := s.info(st)
 		if tail, err := s.cfg.Engine.Tail(st.ID); err == nil {

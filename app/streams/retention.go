@@ -12,21 +12,26 @@ import (
 // the retention cut, so one huge backlog cannot stall the others.
 const retentionPages = 16
 
+// unownedSweepTicks spaces out the lease holder's sweep of streams nobody
+// holds open: it reads every stream in the view, so it runs once every
+// this many local sweeps, not on each.
+const unownedSweepTicks = 30
+
 // RunRetention enforces record retention (StreamConfig.TTLSec) and stream
 // expiry every period until ctx ends. Each node trims and expires the
 // streams it holds open; the maintenance lease holder also expires streams
-// nobody holds open. Every step is idempotent and retried next period.
+// nobody holds open, every unownedSweepTicks periods. Every step is idempotent and retried next period.
 func (s *Service) RunRetention(ctx context.Context, every time.Duration, lease engine.LeaseHolder) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		s.sweepLocal(ctx)
-		if _, held := lease.Held(); held {
+		if _, held := lease.Held(); held && tick%unownedSweepTicks == 0 {
 			s.sweepUnowned(ctx)
 		}
 	}

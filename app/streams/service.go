@@ -90,15 +90,21 @@ func (s *Service) lookup(name string) (stream, error) {
 	if !ok {
 		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", name)
 	}
+	return s.live(st)
+}
+
+// live decodes a stream of the view, refusing one that is soft-deleted or
+// expired.
+func (s *Service) live(st *domain.Stream) (stream, error) {
 	cfg, err := domain.DecodeStreamConfig(st.Meta)
 	if err != nil {
 		return stream{}, err
 	}
 	if st.SoftDeleted {
-		return stream{}, ports.Errorf(ports.ErrStreamGone, "stream %s is deleted (kept for its forks)", name)
+		return stream{}, ports.Errorf(ports.ErrStreamGone, "stream %s is deleted (kept for its forks)", st.Name)
 	}
 	if s.expired(st, cfg) {
-		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "stream expired: %s", name)
+		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "stream expired: %s", st.Name)
 	}
 	return stream{st, cfg}, nil
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"testing"
@@ -78,18 +79,7 @@ func TestCrossProtocolStreams(t *testing.T) {
 	})
 }
 
-func dsOffset(seq uint64) string {
-	return "0000000000000000_" + leftPad(seq)
-}
-
-func leftPad(v uint64) string {
-	s := []byte("0000000000000000")
-	for i := len(s) - 1; v > 0; i-- {
-		s[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return string(s)
-}
+func dsOffset(seq uint64) string { return fmt.Sprintf("%016d_%016d", 0, seq) }
 
 func wantJSONEqual(t *testing.T, got []byte, want string) {
 	t.Helper()

@@ -35,6 +35,15 @@ type server struct {
 }
 
 func startServer(b *testing.B) *server {
+	n := startNode(b)
+	srv := httptest.NewServer(picohttp.New(picohttp.Config{Streams: n.Streams(), LongPollTimeout: 25 * time.Second}))
+	b.Cleanup(srv.Close)
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}
+	return &server{url: srv.URL, client: &http.Client{Transport: tr}}
+}
+
+// startNode runs a node whose objects live in a fresh versitygw bucket.
+func startNode(b *testing.B) *node.Node {
 	ctx := context.Background()
 	store, err := s3store.Open(ctx, s3test.URL(b))
 	if err != nil {
@@ -46,10 +55,7 @@ func startServer(b *testing.B) *server {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.Close() })
-	srv := httptest.NewServer(picohttp.New(picohttp.Config{Streams: n.Streams(), LongPollTimeout: 25 * time.Second}))
-	b.Cleanup(srv.Close)
-	tr := &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}
-	return &server{url: srv.URL, client: &http.Client{Transport: tr}}
+	return n
 }
 
 func (s *server) do(b *testing.B, method, path, ct string, body []byte, want int) {

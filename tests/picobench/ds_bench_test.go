@@ -2,7 +2,6 @@ package picobench
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,10 +12,6 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/dshttp"
-	"github.com/picomq/pico/adapters/memlog"
-	"github.com/picomq/pico/adapters/s3store"
-	"github.com/picomq/pico/app/node"
-	"github.com/picomq/pico/tests/s3test"
 )
 
 // BenchmarkDSAppends posts 1 KiB Durable Streams appends from 64 concurrent
@@ -24,17 +19,7 @@ import (
 // the server side of the comparison with the reference server, here so it
 // can be profiled (-cpuprofile).
 func BenchmarkDSAppends(b *testing.B) {
-	ctx := context.Background()
-	store, err := s3store.Open(ctx, s3test.URL(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	log := memlog.New()
-	n, err := node.Start(ctx, node.Config{ID: 1, Address: "http://bench", Slots: 1, Log: log, Lease: log.Lease(), Store: store})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { n.Close() })
+	n := startNode(b)
 	srv := httptest.NewServer(dshttp.New(dshttp.Config{Streams: n.Streams()}))
 	b.Cleanup(srv.Close)
 	const appenders = 64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // A data object holds committed records of one or more streams, laid out for
@@ -57,6 +58,13 @@ func DataKey(id uint64) string { return fmt.Sprintf("data/%020d", id) }
 // with each stream's state as of its frame's end (states[i] for frames[i];
 // missing entries are empty), and returns the object and its sections.
 func EncodeDataObject(frames []Frame, states []SectionState) ([]byte, []Section) {
+	return AppendDataObject(nil, frames, states)
+}
+
+// AppendDataObject is EncodeDataObject appending the object to dst, so that
+// a writer can reuse one buffer; section offsets count from the object's
+// start.
+func AppendDataObject(dst []byte, frames []Frame, states []SectionState) ([]byte, []Section) {
 	secs := make([]Section, len(frames))
 	size := 0
 	for i := range frames {
@@ -71,17 +79,19 @@ func EncodeDataObject(frames []Frame, states []SectionState) ([]byte, []Section)
 	// before the frames are written: they go straight after it, and record
 	// bodies are copied once.
 	indexLen := len(encodeIndex(secs))
-	out := make([]byte, DataHeaderSize+indexLen, DataHeaderSize+indexLen+size)
+	base := len(dst)
+	out := slices.Grow(dst, DataHeaderSize+indexLen+size)[:base+DataHeaderSize+indexLen]
 	for i := range frames {
 		start := len(out)
 		out = AppendFrame(out, &frames[i])
-		secs[i].Offset, secs[i].Length = uint64(start), uint64(len(out)-start)
+		secs[i].Offset, secs[i].Length = uint64(start-base), uint64(len(out)-start)
 	}
 	index := encodeIndex(secs)
-	copy(out, dataMagicV2)
-	putU32(out[4:], uint32(len(index)))
-	putU32(out[8:], crc32.Checksum(index, castagnoli))
-	copy(out[DataHeaderSize:], index)
+	obj := out[base:]
+	copy(obj, dataMagicV2)
+	putU32(obj[4:], uint32(len(index)))
+	putU32(obj[8:], crc32.Checksum(index, castagnoli))
+	copy(obj[DataHeaderSize:], index)
 	return out, secs
 }
 

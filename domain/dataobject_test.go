@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -26,6 +27,13 @@ func TestDataObjectRoundTrip(t *testing.T) {
 			states = append(states, st)
 		}
 		obj, secs := EncodeDataObject(frames, states)
+		// Appended to a used buffer, the object is the same bytes.
+		junk := rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "junk")
+		reused := append(slices.Clone(junk), bytes.Repeat([]byte{0xEE}, 100)...)
+		appended, appendedSecs := AppendDataObject(reused[:len(junk)], frames, states)
+		if !bytes.Equal(appended[:len(junk)], junk) || !bytes.Equal(appended[len(junk):], obj) || !reflect.DeepEqual(appendedSecs, secs) {
+			t.Fatalf("AppendDataObject after %d bytes differs from EncodeDataObject", len(junk))
+		}
 		n, err := DataIndexLength(obj[:DataHeaderSize])
 		if err != nil {
 			t.Fatal(err)

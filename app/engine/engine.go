@@ -71,6 +71,7 @@ type Engine struct {
 	fencing   sync.Mutex
 	fenced    map[domain.Proposer]*fencedWAL
 	uploading sync.Mutex // one upload pass at a time
+	objectBuf []byte     // the last data object's buffer, reused; under uploading
 	blocks    *blockCache
 
 	// uncommitted counts record bytes appended and not yet committed; room

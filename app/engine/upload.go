@@ -57,10 +57,11 @@ func (e *Engine) uploadOnce(ctx context.Context) (int, error) {
 	for i, p := range parts {
 		frames[i], states[i] = p.frame, p.state
 	}
-	obj, _ := domain.EncodeDataObject(frames, states)
+	obj, _ := domain.AppendDataObject(e.objectBuf[:0], frames, states)
 	if err := e.putObject(ctx, domain.DataKey(id), obj); err != nil {
 		return 0, err
 	}
+	e.objectBuf = obj // stored: the buffer is free for the next pass
 	committed, err := e.commit(ctx, id, uint64(len(obj)), parts)
 	if err != nil {
 		return 0, err

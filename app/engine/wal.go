@@ -86,22 +86,31 @@ type WAL struct {
 	failed   error
 	uploads  sync.WaitGroup
 
+	spare [][]byte // buffers of stored bulks, for the next drafts
+
 	puts, frames atomic.Int64
 }
 
+// draft is the open bulk: the object's bytes, header first, as they will be
+// uploaded.
 type draft struct {
-	frames []byte
+	body   []byte
+	frames int // bytes of frames in body
 	done   []func(error)
 	ends   map[uint64]uint64 // per stream, the end of its last frame
 }
 
 type bulk struct {
 	seq    uint64
-	frames []byte
+	body   []byte
+	frames int
 	done   []func(error)
 	ends   map[uint64]uint64
 	stored bool
 }
+
+// maxSpareBulks bounds the buffers kept for reuse.
+const maxSpareBulks = 4
 
 // OpenWAL starts an empty WAL for the process (cfg.Node, cfg.Epoch). The key
 // space must be fresh: a new node epoch per process guarantees it.
@@ -126,25 +135,38 @@ func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
 	if w.failed != nil {
 		return w.failed
 	}
+	if w.open.ends == nil {
+		w.startDraftLocked()
+	}
 	// Encoded straight into the open bulk: record bodies are copied once
 	// on their way to the PUT.
-	before := len(w.open.frames)
-	w.open.frames = domain.AppendFrame(w.open.frames, f)
-	enc := w.open.frames[before:]
+	before := len(w.open.body)
+	w.open.body = domain.AppendFrame(w.open.body, f)
+	enc := len(w.open.body) - before
+	w.open.frames += enc
 	w.open.done = append(w.open.done, done)
-	if w.open.ends == nil {
-		w.open.ends = map[uint64]uint64{}
-	}
 	w.open.ends[f.Stream] = max(w.open.ends[f.Stream], f.End())
-	w.buffered += len(enc)
-	if w.inflight == 0 || (len(w.open.frames) >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
+	w.buffered += enc
+	if w.inflight == 0 || (w.open.frames >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
 		w.sealLocked()
 	}
 	return nil
 }
 
+// startDraftLocked opens the next bulk, in the buffer of a stored one if one
+// is spare: bulks are large and short-lived, and reusing their buffers
+// spares the allocator and the garbage collector.
+func (w *WAL) startDraftLocked() {
+	var buf []byte
+	if n := len(w.spare); n > 0 {
+		buf, w.spare = w.spare[n-1], w.spare[:n-1]
+	}
+	h := domain.BulkHeader{Node: w.cfg.Node, Epoch: w.cfg.Epoch, Seq: w.nextSeq}
+	w.open = draft{body: domain.AppendBulkHeader(buf, h), ends: map[uint64]uint64{}}
+}
+
 func (w *WAL) sealLocked() {
-	b := &bulk{seq: w.nextSeq, frames: w.open.frames, done: w.open.done, ends: w.open.ends}
+	b := &bulk{seq: w.nextSeq, body: w.open.body, frames: w.open.frames, done: w.open.done, ends: w.open.ends}
 	w.open = draft{}
 	w.nextSeq++
 	w.sealed[b.seq] = b
@@ -155,9 +177,7 @@ func (w *WAL) sealLocked() {
 
 func (w *WAL) upload(b *bulk) {
 	defer w.uploads.Done()
-	h := domain.BulkHeader{Node: w.cfg.Node, Epoch: w.cfg.Epoch, Seq: b.seq}
-	body := append(domain.AppendBulkHeader(make([]byte, 0, len(b.frames)+40), h), b.frames...)
-	err := w.put(domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq), body)
+	err := w.put(domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq), b.body)
 	w.puts.Add(1)
 	w.frames.Add(int64(len(b.done)))
 	w.mu.Lock()
@@ -168,6 +188,11 @@ func (w *WAL) upload(b *bulk) {
 		return
 	}
 	b.stored = true
+	if len(w.spare) < maxSpareBulks && cap(b.body) <= 2*w.cfg.MaxBulkBytes {
+		// The store is done with the body: it answered success.
+		w.spare = append(w.spare, b.body[:0])
+	}
+	b.body = nil
 	w.advanceLocked()
 	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
 		w.sealLocked()
@@ -176,21 +201,21 @@ func (w *WAL) upload(b *bulk) {
 
 // advanceLocked acknowledges stored bulks in sequence order.
 func (w *WAL) advanceLocked() {
+	defer w.space.Broadcast()
 	for {
 		b := w.sealed[w.acked+1]
 		if b == nil || !b.stored {
-			break
+			return
 		}
 		delete(w.sealed, b.seq)
 		w.acked = b.seq
-		w.buffered -= len(b.frames)
+		w.buffered -= b.frames
 		for _, done := range b.done {
 			done(nil)
 		}
-		b.frames, b.done = nil, nil
+		b.done = nil
 		w.retained = append(w.retained, b)
 	}
-	w.space.Broadcast()
 }
 
 // failLocked ends the WAL: every frame not yet acknowledged fails, even if

@@ -25,6 +25,7 @@ import (
 	"github.com/picomq/pico/adapters/picohttp"
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/s3test"
 )
 
@@ -35,27 +36,45 @@ type server struct {
 }
 
 func startServer(b *testing.B) *server {
-	n := startNode(b)
+	n, _ := startNode(b)
 	srv := httptest.NewServer(picohttp.New(picohttp.Config{Streams: n.Streams(), LongPollTimeout: 25 * time.Second}))
 	b.Cleanup(srv.Close)
 	tr := &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}
 	return &server{url: srv.URL, client: &http.Client{Transport: tr}}
 }
 
-// startNode runs a node whose objects live in a fresh versitygw bucket.
-func startNode(b *testing.B) *node.Node {
+// startNode runs a node whose objects live in a fresh versitygw bucket, and
+// returns it with a count of the objects it has written.
+func startNode(b *testing.B) (*node.Node, *atomic.Int64) {
 	ctx := context.Background()
-	store, err := s3store.Open(ctx, s3test.URL(b))
+	s3, err := s3store.Open(ctx, s3test.URL(b))
 	if err != nil {
 		b.Fatal(err)
 	}
+	store := &countingStore{ObjectStore: s3}
 	log := memlog.New()
 	n, err := node.Start(ctx, node.Config{ID: 1, Address: "http://bench", Slots: 1, Log: log, Lease: log.Lease(), Store: store})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.Close() })
-	return n
+	return n, &store.puts
+}
+
+// countingStore counts the objects written through it.
+type countingStore struct {
+	ports.ObjectStore
+	puts atomic.Int64
+}
+
+func (s *countingStore) Put(ctx context.Context, key string, body []byte) error {
+	s.puts.Add(1)
+	return s.ObjectStore.Put(ctx, key, body)
+}
+
+func (s *countingStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	s.puts.Add(1)
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
 }
 
 func (s *server) do(b *testing.B, method, path, ct string, body []byte, want int) {

@@ -2,6 +2,7 @@ package livehttp
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 )
 
@@ -18,10 +19,18 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, nil
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+	if r.ContentLength == 0 {
+		return nil, nil
 	}
+	if r.ContentLength > 0 {
+		// The length is known and within the limit: read exactly it.
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(body); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,8 @@ type ObjectStore interface {
 	// result means no more. limit < 1 is an error.
 	List(ctx context.Context, prefix, after string, limit int) ([]ObjectInfo, error)
 
-	// Delete removes key. Deleting an absent key is not an error.
-	Delete(ctx context.Context, key string) error
+	// Delete removes the keys; an absent key is not an error. Many keys
+	// may go in one request (S3 DeleteObjects), in no particular order: if
+	// Delete fails, any of them may be gone.
+	Delete(ctx context.Context, keys ...string) error
 }

@@ -221,9 +221,18 @@ func isAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
-// Delete implements ports.ObjectStore. It also removes the directories the
-// deletion left empty, up to the root.
-func (s *Store) Delete(ctx context.Context, key string) error {
+// Delete implements ports.ObjectStore, one key after another.
+func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	for _, key := range keys {
+		if err := s.delete(ctx, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// delete removes key, and the directories that left empty, up to the root.
+func (s *Store) delete(ctx context.Context, key string) error {
 	if err := s.check(ctx, "delete", key); err != nil {
 		return err
 	}

@@ -121,18 +121,22 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]po
 }
 
 // Delete implements ports.ObjectStore.
-func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := check(ctx, "delete", key); err != nil {
-		return err
+func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	for _, key := range keys {
+		if err := check(ctx, "delete", key); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.objects[key]; !ok {
-		return nil
+	for _, key := range keys {
+		if _, ok := s.objects[key]; !ok {
+			continue
+		}
+		delete(s.objects, key)
+		i, _ := slices.BinarySearch(s.keys, key)
+		s.keys = slices.Delete(s.keys, i, i+1)
 	}
-	delete(s.objects, key)
-	i, _ := slices.BinarySearch(s.keys, key)
-	s.keys = slices.Delete(s.keys, i, i+1)
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/picomq/pico/adapters/internal/objkey"
@@ -358,14 +360,47 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]po
 	return out, nil
 }
 
-// Delete implements ports.ObjectStore.
-func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := objkey.Check(key); err != nil {
-		return fmt.Errorf("s3store: delete: %w", err)
+// Delete implements ports.ObjectStore: one key with DeleteObject, more with
+// DeleteObjects, up to deleteBatch keys per request.
+func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	for _, key := range keys {
+		if err := objkey.Check(key); err != nil {
+			return fmt.Errorf("s3store: delete: %w", err)
+		}
 	}
-	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + key)})
-	if err != nil && !errors.Is(notFound(err), ports.ErrNotFound) {
-		return fmt.Errorf("s3store: delete %s: %w", key, err)
+	if len(keys) == 1 {
+		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + keys[0])})
+		if err != nil && !errors.Is(notFound(err), ports.ErrNotFound) {
+			return fmt.Errorf("s3store: delete %s: %w", keys[0], err)
+		}
+		return nil
+	}
+	for batch := range slices.Chunk(keys, deleteBatch) {
+		if err := s.deleteMany(ctx, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteBatch is the most keys S3 takes in one DeleteObjects request.
+const deleteBatch = 1000
+
+func (s *Store) deleteMany(ctx context.Context, keys []string) error {
+	ids := make([]types.ObjectIdentifier, len(keys))
+	for i, key := range keys {
+		ids[i] = types.ObjectIdentifier{Key: aws.String(s.prefix + key)}
+	}
+	out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(s.bucket),
+		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
+	if err != nil {
+		return fmt.Errorf("s3store: delete %d keys from %s: %w", len(keys), keys[0], err)
+	}
+	// Quiet mode lists only the keys that failed.
+	for _, e := range out.Errors {
+		if code := aws.ToString(e.Code); code != "NoSuchKey" {
+			return fmt.Errorf("s3store: delete %s: %s: %s", strings.TrimPrefix(aws.ToString(e.Key), s.prefix), code, aws.ToString(e.Message))
+		}
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ import (
 //
 // The fencing argument: a writer stores bulks at consecutive sequence
 // numbers with PutIfAbsent and acknowledges bulk k only once bulks 1..k are
-// all stored. Its live bulks form a contiguous run (it deletes bulks only as
-// a prefix and always keeps its newest one). FenceWAL reads that run and
+// all stored. Its live bulks form a run (it deletes the oldest bulks and
+// always keeps its newest one; a failed delete may leave holes, stepped over
+// below like those a delete opens mid-scan). FenceWAL reads that run and
 // puts a fence object, with PutIfAbsent, at the first sequence number after
 // it. Exactly one of the writer and the fencer gets that key. If the fencer
 // does, the writer's upload there fails forever, so it acknowledges nothing

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -314,29 +315,34 @@ func (w *WAL) tryPut(key string, body []byte) error {
 }
 
 // Retire deletes acknowledged bulks whose every frame covered reports as
-// committed elsewhere. Deletes go strictly in sequence order and never touch
-// the newest acknowledged bulk: the live bulks stay a contiguous run ending
-// at the writer's newest, which is what FenceWAL relies on.
+// committed elsewhere: the oldest run of them, in one Delete, never the
+// newest acknowledged bulk. If the Delete fails, some of the run may be gone
+// and the rest is tried again next time: FenceWAL steps over such holes.
 func (w *WAL) Retire(ctx context.Context, covered func(stream, end uint64) bool) error {
 	w.retiring.Lock()
 	defer w.retiring.Unlock()
-	for {
-		w.mu.Lock()
-		var b *bulk
-		if len(w.retained) > 1 { // the last one is the newest: keep it
-			b = w.retained[0]
-		}
-		w.mu.Unlock()
-		if b == nil || !allCovered(b.ends, covered) {
-			return nil
-		}
-		if err := w.cfg.Store.Delete(ctx, domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq)); err != nil {
-			return fmt.Errorf("engine: retire WAL bulk %d: %w", b.seq, err)
-		}
-		w.mu.Lock()
-		w.retained = w.retained[1:]
-		w.mu.Unlock()
+	w.mu.Lock()
+	// Only Retire removes retained bulks, so this prefix stays put.
+	older := slices.Clone(w.retained[:max(len(w.retained)-1, 0)]) // the last one is the newest: keep it
+	w.mu.Unlock()
+	n := 0
+	for n < len(older) && allCovered(older[n].ends, covered) {
+		n++
 	}
+	if n == 0 {
+		return nil
+	}
+	keys := make([]string, n)
+	for i, b := range older[:n] {
+		keys[i] = domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq)
+	}
+	if err := w.cfg.Store.Delete(ctx, keys...); err != nil {
+		return fmt.Errorf("engine: retire WAL bulks %d-%d: %w", older[0].seq, older[n-1].seq, err)
+	}
+	w.mu.Lock()
+	w.retained = w.retained[n:]
+	w.mu.Unlock()
+	return nil
 }
 
 func allCovered(ends map[uint64]uint64, covered func(stream, end uint64) bool) bool {

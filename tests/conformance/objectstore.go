@@ -31,6 +31,7 @@ func ObjectStore(t *testing.T, open ObjectStoreOpener) {
 	t.Run("ListPagination", func(t *testing.T) { testObjListPages(t, open) })
 	t.Run("ListBadLimitFails", func(t *testing.T) { testObjListLimit(t, open) })
 	t.Run("DeleteIdempotent", func(t *testing.T) { testObjDelete(t, open) })
+	t.Run("DeleteMany", func(t *testing.T) { testObjDeleteMany(t, open) })
 	t.Run("SlicesAreNotShared", func(t *testing.T) { testObjSlicesNotShared(t, open) })
 	t.Run("InvalidKeysRejected", func(t *testing.T) { testObjInvalidKeys(t, open) })
 	t.Run("CancelledContextFails", func(t *testing.T) { testObjCancelled(t, open) })
@@ -433,6 +434,29 @@ func testObjDelete(t *testing.T, open ObjectStoreOpener) {
 	// The key can be written again, also below a removed directory.
 	mustPut(ctx, t, s, "d/sub/3", []byte("again"))
 	expectBody(ctx, t, s, "d/sub/3", 0, -1, []byte("again"))
+}
+
+// testObjDeleteMany deletes more keys in one call than S3 takes in one
+// request, absent ones among them.
+func testObjDeleteMany(t *testing.T, open ObjectStoreOpener) {
+	ctx := testContext(t)
+	s := open(t)
+	if err := s.Delete(ctx); err != nil {
+		t.Fatalf("Delete() = %v", err)
+	}
+	var keys []string
+	for i := range 1003 {
+		keys = append(keys, fmt.Sprintf("many/%04d", i))
+	}
+	putAll(ctx, t, s, append(slices.Clone(keys), "keep/1"))
+	doomed := append(slices.Clone(keys), "absent/1", "many/9999")
+	if err := s.Delete(ctx, doomed...); err != nil {
+		t.Fatalf("Delete(%d keys): %v", len(doomed), err)
+	}
+	expectKeys(ctx, t, s, "", "", 2000, "keep/1")
+	if err := s.Delete(ctx, "keep/1", "bad//key"); err == nil {
+		t.Errorf("Delete with an invalid key = nil, want an error")
+	}
 }
 
 func testObjSlicesNotShared(t *testing.T, open ObjectStoreOpener) {

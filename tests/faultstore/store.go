@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -233,10 +234,12 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]po
 }
 
 // Delete implements ports.ObjectStore.
-func (s *Store) Delete(ctx context.Context, key string) error {
+// One fault is drawn for the whole call.
+func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	p := s.draw(OpDelete)
-	if err := p.before(ctx, OpDelete, key); err != nil {
+	what := strings.Join(keys, ",")
+	if err := p.before(ctx, OpDelete, what); err != nil {
 		return err
 	}
-	return p.after(OpDelete, key, s.inner.Delete(ctx, key))
+	return p.after(OpDelete, what, s.inner.Delete(ctx, keys...))
 }

@@ -268,3 +268,59 @@ func TestCloseFlushesBufferedFrames(t *testing.T) {
 		t.Fatalf("submit after close: %v", err)
 	}
 }
+
+// partialDeleteStore deletes only some of the keys of a many-key Delete and
+// then fails, as a DeleteObjects request may.
+type partialDeleteStore struct {
+	ports.ObjectStore
+	keep func(key string) bool // keys the failing Delete leaves
+}
+
+func (s *partialDeleteStore) Delete(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		if !s.keep(k) {
+			if err := s.ObjectStore.Delete(ctx, k); err != nil {
+				return err
+			}
+		}
+	}
+	return errors.New("delete failed part way")
+}
+
+// A failed Retire may leave holes in the WAL's run of bulks; the fencer
+// still finds every uncovered frame and fences after the newest bulk.
+func TestFenceStepsOverHolesOfAFailedRetire(t *testing.T) {
+	mem := memstore.New()
+	store := &partialDeleteStore{ObjectStore: mem, keep: func(key string) bool {
+		return key == domain.WALKey(1, 1, 2) || key == domain.WALKey(1, 1, 4)
+	}}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, RetryFor: time.Second})
+	for off := range uint64(6) { // one bulk each: 1..6
+		if err := submitWait(t, w, frame(1, off, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Frames 0..3 (bulks 1..4) are committed elsewhere.
+	err := w.Retire(context.Background(), func(stream, end uint64) bool { return end <= 4 })
+	if err == nil {
+		t.Fatal("Retire succeeded though its Delete failed")
+	}
+	infos, _ := mem.List(context.Background(), domain.WALPrefix(1, 1), "", 100)
+	if len(infos) != 4 { // bulks 2, 4, 5, 6
+		t.Fatalf("%d bulks left, want 4 (holes at 1 and 3): %v", len(infos), infos)
+	}
+	frames, err := FenceWAL(context.Background(), mem, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for _, f := range frames {
+		seen[f.Offset] = true
+	}
+	if !seen[4] || !seen[5] {
+		t.Fatalf("fencer saw offsets %v, want the uncovered 4 and 5", seen)
+	}
+	if err := submitWait(t, w, frame(1, 6, "late")); !errors.Is(err, ErrFenced) {
+		t.Fatalf("append after the fence: %v, want ErrFenced", err)
+	}
+}

@@ -101,6 +101,11 @@ type AppendRequest struct {
 	// recorded with the records. Checked after the producer stamp, so a
 	// producer's retry is a duplicate, not a regression.
 	WriterSeq string
+	// ContentType, when set, is the records' media type: it must be the
+	// stream's (domain.SameContentType), else ErrStreamConflict, checked
+	// before anything else but closure (a closed stream answers
+	// ErrStreamClosed whatever the type).
+	ContentType string
 }
 
 // AppendResult says where an append landed.
@@ -116,6 +121,8 @@ type AppendResult struct {
 	// ProducerSeq echoes the producer's last accepted sequence.
 	ProducerSeq uint64
 	Closed      bool
+	// ContentType is the stream's.
+	ContentType string
 }
 
 // ReadResult is a page of records.

@@ -24,72 +24,76 @@ const maxWriterSeqBytes = 1024
 const maxSafeInteger = 1<<53 - 1
 
 // append handles POST: an append, an append that closes the stream, or a
-// close without data. Checks run in the protocol's order: missing stream,
-// producer headers, body, content type, then the service's own checks
-// (closed, producer, Stream-Seq).
+// close without data. One service call does it: the records are decoded by
+// the request's Content-Type, which the service checks against the
+// stream's. A request refused here is explained by looking the stream up
+// (explain), so that errors keep the protocol's order: missing stream,
+// producer headers, body, closed, content type, then the service's own
+// checks (producer, Stream-Seq).
 func (s *server) append(c echo.Context, name string) error {
 	r := c.Request()
-	// Head finds a missing stream first and gives the content type to check.
-	info, err := s.streams.Head(r.Context(), name)
-	if err != nil {
-		return err
-	}
 	producer, err := producerStamp(r.Header)
 	if err != nil {
-		return err
+		return s.explain(c, name, err)
 	}
 	body, err := s.readBody(c)
 	if err != nil {
-		return err
+		return s.explain(c, name, err)
 	}
 	req := ports.AppendRequest{Producer: producer, Close: closedHeader(r.Header)}
 	if len(body) == 0 {
 		if !req.Close {
-			return badRequest("empty body: an append needs data, or %s: true to close", headerClosed)
+			return s.explain(c, name, badRequest("empty body: an append needs data, or %s: true to close", headerClosed))
 		}
 		// A close carries no data, so its content type is not checked.
-		return s.writeAppend(c, name, info, req)
+		return s.writeAppend(c, name, req)
 	}
-	if req.Records, err = appendRecords(r.Header, info, body); err != nil {
-		return err
+	if req.ContentType = r.Header.Get(echo.HeaderContentType); req.ContentType == "" {
+		return s.explain(c, name, badRequest("an append with a body needs a Content-Type"))
+	}
+	if req.Records, err = bodyRecords(req.ContentType, body, false); err != nil {
+		return s.explainBody(c, name, req.ContentType, err)
 	}
 	if req.WriterSeq = r.Header.Get(headerSeq); len(req.WriterSeq) > maxWriterSeqBytes {
-		return badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes)
+		return s.explain(c, name, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))
 	}
-	return s.writeAppend(c, name, info, req)
+	return s.writeAppend(c, name, req)
 }
 
-// appendRecords checks an append body's content type against the stream's
-// and decodes it into records.
-func appendRecords(h http.Header, info ports.StreamInfo, body []byte) ([]domain.Record, error) {
-	contentType := h.Get(echo.HeaderContentType)
-	stored := contentTypeOf(info.Config)
-	switch {
-	case contentType == "":
-		return nil, badRequest("an append with a body needs a Content-Type")
-	case info.Closed:
-		// Closed comes before every other check; the service answers 409,
-		// or acknowledges a retry of the append that closed the stream.
-		records, err := bodyRecords(stored, body, false)
-		if err != nil {
-			return nil, closedError(info.Next)
-		}
-		return records, nil
-	case !domain.SameContentType(contentType, stored):
-		return nil, statusError(http.StatusConflict, "Content-Type %s does not match the stream's %s", headerval.Clip(contentType), headerval.Clip(stored))
+// explain returns the error a missing stream gives, which comes first, or
+// else err.
+func (s *server) explain(c echo.Context, name string, err error) error {
+	if _, herr := s.streams.Head(c.Request().Context(), name); herr != nil {
+		return herr
 	}
-	return bodyRecords(stored, body, false)
+	return err
+}
+
+// explainBody explains a body that does not decode as contentType: a
+// missing or closed stream, or one of another content type, comes before
+// the body's own fault.
+func (s *server) explainBody(c echo.Context, name, contentType string, err error) error {
+	info, herr := s.streams.Head(c.Request().Context(), name)
+	switch {
+	case herr != nil:
+		return herr
+	case info.Closed:
+		return closedError(info.Next)
+	case !domain.SameContentType(contentType, contentTypeOf(info.Config)):
+		return statusError(http.StatusConflict, "Content-Type %s does not match the stream's %s", headerval.Clip(contentType), headerval.Clip(contentTypeOf(info.Config)))
+	}
+	return err
 }
 
 // writeAppend appends and answers: 200 when a producer wrote new data,
 // else 204 (a plain append, a duplicate, a close).
-func (s *server) writeAppend(c echo.Context, name string, info ports.StreamInfo, req ports.AppendRequest) error {
+func (s *server) writeAppend(c echo.Context, name string, req ports.AppendRequest) error {
 	res, err := s.streams.Append(c.Request().Context(), name, req)
 	if err != nil {
 		return err
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, contentTypeOf(info.Config))
+	h.Set(echo.HeaderContentType, contentTypeOf(domain.StreamConfig{ContentType: res.ContentType}))
 	h.Set(headerNextOffset, formatOffset(res.Next))
 	if res.Closed {
 		h.Set(headerClosed, "true")

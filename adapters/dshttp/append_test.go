@@ -38,6 +38,32 @@ func TestAppendContentType(t *testing.T) {
 	}
 }
 
+// An accepted append is one service call; refusals look the stream up to
+// answer in the protocol's order.
+func TestAppendIsOneServiceCall(t *testing.T) {
+	h := newHarness(t)
+	h.create("/s", "Content-Type", "text/plain")
+	h.create("/j", "Content-Type", "application/json")
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/s", []byte("x"), "Content-Type", "text/plain"), http.StatusNoContent)
+	rec := h.do(http.MethodPost, "/j", []byte(`[1,2]`), "Content-Type", "application/json; charset=utf-8")
+	handlertest.WantStatus(t, rec, http.StatusNoContent)
+	handlertest.WantHeaders(t, rec, "Content-Type", "application/json")
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/s", nil, "Stream-Closed", "true"), http.StatusNoContent)
+	if n := h.fake.heads.Load(); n != 0 {
+		t.Errorf("%d Head calls for accepted appends, want 0", n)
+	}
+	// Closed comes before the content type and the body's own faults.
+	wantError(t, h.do(http.MethodPost, "/s", []byte("x"), "Content-Type", "application/json"), http.StatusConflict, "closed")
+	handlertest.WantStatus(t, h.do(http.MethodPost, "/j", nil, "Stream-Closed", "true"), http.StatusNoContent)
+	rec = h.do(http.MethodPost, "/j", []byte(`{broken`), "Content-Type", "application/json")
+	wantError(t, rec, http.StatusConflict, "closed")
+	handlertest.WantHeaders(t, rec, "Stream-Closed", "true")
+	// A body of another type that does not decode as its own is a mismatch.
+	h.create("/t", "Content-Type", "text/plain")
+	wantError(t, h.do(http.MethodPost, "/t", []byte(`{broken`), "Content-Type", "application/json"), http.StatusConflict, "does not match")
+	wantError(t, h.do(http.MethodPost, "/missing", []byte(`{broken`), "Content-Type", "application/json"), http.StatusNotFound, "not found")
+}
+
 func TestAppendErrors(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 8 })
 	h.create("/s", "Content-Type", "text/plain")

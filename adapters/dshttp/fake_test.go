@@ -2,6 +2,7 @@ package dshttp
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/picomq/pico/adapters/internal/streamsfake"
 	"github.com/picomq/pico/ports"
@@ -14,6 +15,13 @@ type fakeStreams struct {
 	// zeroProducerSeq makes accepted appends report producer sequence 0,
 	// as a service that does not track the stamp of a bare close does.
 	zeroProducerSeq bool
+	// heads counts Head calls.
+	heads atomic.Int64
+}
+
+func (f *fakeStreams) Head(ctx context.Context, name string) (ports.StreamInfo, error) {
+	f.heads.Add(1)
+	return f.Streams.Head(ctx, name)
 }
 
 func newFakeStreams() *fakeStreams { return &fakeStreams{Streams: streamsfake.New()} }

@@ -105,6 +105,36 @@ func TestSealRefusesAppendsAndWakesReaders(t *testing.T) {
 	}
 }
 
+// An append that names its content type is checked against the stream's,
+// by the stream's identity: a stream deleted and created again with another
+// type refuses records meant for the first.
+func TestAppendContentTypeIsChecked(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s") // text/plain
+	r, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("a"), ContentType: "TEXT/plain; charset=utf-8"})
+	if err != nil || r.Next != 1 || r.ContentType != "text/plain" {
+		t.Fatalf("matching append: %+v %v", r, err)
+	}
+	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("{}"), ContentType: "application/json"})
+	streamErr(t, err, ports.ErrStreamConflict)
+	if err := p.svc.Delete(ctx, "/s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.svc.Create(ctx, "/s", domain.StreamConfig{ContentType: "application/json"}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("raw"), ContentType: "text/plain"})
+	streamErr(t, err, ports.ErrStreamConflict)
+	// Closure comes first.
+	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("1"), Close: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("raw"), ContentType: "text/plain"})
+	if se := streamErr(t, err, ports.ErrStreamClosed); !se.Closed || se.Next != 1 {
+		t.Fatalf("mismatched append to a closed stream: %+v", se)
+	}
+}
+
 func TestBareCloseWakesAWaitingReader(t *testing.T) {
 	p, ctx := startOne(t), context.Background()
 	mustCreate(t, p, "/s")

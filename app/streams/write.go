@@ -99,6 +99,10 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 	if err := s.open(ctx, st); err != nil {
 		return ports.AppendResult{}, err
 	}
+	if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
+		// A stream's content type never changes, so no gate is needed.
+		return ports.AppendResult{}, s.typeMismatch(st, req.ContentType)
+	}
 	res, err := s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
 		engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
 	var seqErr *engine.WriterSeqError
@@ -116,7 +120,7 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 		return ports.AppendResult{}, s.engineError(st, err)
 	}
 	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
-		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close}
+		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close, ContentType: st.cfg.ContentType}
 	if res.Duplicate {
 		out.Closed = s.sealed(st.ID)
 	}
@@ -173,6 +177,19 @@ func (s *Service) dropExpired(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
+}
+
+// typeMismatch is the error of an append whose content type is not the
+// stream's: closure comes first.
+func (s *Service) typeMismatch(st stream, contentType string) error {
+	if s.sealed(st.ID) {
+		next, err := s.cfg.Engine.Tail(st.ID)
+		if err != nil {
+			return s.engineError(st, err)
+		}
+		return &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed", Next: next, HasNext: true, Closed: true}
+	}
+	return ports.Errorf(ports.ErrStreamConflict, "Content-Type %.100s does not match the stream's %s", contentType, st.cfg.ContentType)
 }
 
 func (s *Service) sealed(id uint64) bool {

@@ -42,6 +42,24 @@ func (f *Streams) Append(_ context.Context, name string, req ports.AppendRequest
 	if err != nil {
 		return ports.AppendResult{}, err
 	}
+	if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
+		if st.closed {
+			err := ports.Errorf(ports.ErrStreamClosed, "stream is closed")
+			err.Next, err.HasNext, err.Closed = st.next(), true, true
+			return ports.AppendResult{}, err
+		}
+		return ports.AppendResult{}, ports.Errorf(ports.ErrStreamConflict, "Content-Type %s does not match the stream's %s", req.ContentType, st.cfg.ContentType)
+	}
+	res, err := f.appendChecked(st, req)
+	if err == nil {
+		res.ContentType = st.cfg.ContentType
+	}
+	return res, err
+}
+
+// appendChecked is Append once the stream is found and the content type
+// matches; f.mu is held.
+func (f *Streams) appendChecked(st *stream, req ports.AppendRequest) (ports.AppendResult, error) {
 	if len(req.Records) == 0 && !req.Close {
 		return ports.AppendResult{}, ports.Errorf(ports.ErrBadRequest, "nothing to append")
 	}

@@ -148,15 +148,10 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 		return ErrNotFound
 	}
 	if v.IsOpen(st) && st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch {
-		// Opened by this process (at create) and not yet written here.
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if _, ok := e.streams[id]; !ok {
-			s := newStream(id, st.Epoch, st.End)
-			s.sealed = st.Sealed
-			e.streams[id] = s
-		}
-		return nil
+		// Opened by this process: at create, or before a close whose
+		// outcome was unknown and which did not apply (every record is
+		// then committed, with its state in the last section).
+		return e.reopenOwn(ctx, st)
 	}
 	// A writer that closed the stream itself committed every record first
 	// (Close); only a writer that vanished must be fenced and read.
@@ -177,6 +172,25 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	}
 	return e.recover(ctx, &prev, st.Epoch+1, !closedCleanly)
+}
+
+// reopenOwn makes local a stream this process is already the writer of.
+func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
+	s := newStream(st.ID, st.Epoch, st.End)
+	s.sealed = st.Sealed
+	if st.End > st.Start {
+		sec, err := e.lastSection(ctx, st)
+		if err != nil {
+			return fmt.Errorf("engine: reopen stream %d: %w", st.ID, err)
+		}
+		s.loadSection(sec)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.streams[st.ID]; !ok {
+		e.streams[st.ID] = s
+	}
+	return nil
 }
 
 // recover rebuilds a stream opened at epoch from its previous writer's WAL.
@@ -300,8 +314,13 @@ func (e *Engine) Close(ctx context.Context, id uint64) error {
 		return fmt.Errorf("engine: stream %d not fully committed", id)
 	}
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CloseStream{By: e.cfg.By, Stream: id, Epoch: s.epoch})
-	if err != nil || !r.OK() {
-		return fmt.Errorf("engine: close stream %d: %v %v", id, r, err)
+	if err != nil {
+		// The close may yet apply: stop taking appends as if it had.
+		e.dropClosed(s)
+		return fmt.Errorf("engine: close stream %d: %w", id, err)
+	}
+	if !r.OK() {
+		return fmt.Errorf("engine: close stream %d: %v", id, r)
 	}
 	e.dropClosed(s)
 	return nil

@@ -85,6 +85,13 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 func (e *Engine) proposeCloses(ctx context.Context, closes []domain.Command, closing []*stream) error {
 	rs, err := e.cfg.Plane.Propose(ctx, closes...)
 	if err != nil {
+		// The closes may yet apply: an append acknowledged now would be in
+		// this process's WAL only, which the next owner of a cleanly closed
+		// stream does not read. Stop taking appends as if they had; a
+		// stream whose close did not apply is opened again from metadata.
+		for _, s := range closing {
+			e.dropClosed(s)
+		}
 		return err
 	}
 	var errs []error

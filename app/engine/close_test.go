@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// slowLog delays every append to the metadata log while delay is set.
+type slowLog struct {
+	ports.MetaLog
+	delay atomic.Int64 // nanoseconds
+}
+
+func (l *slowLog) Append(ctx context.Context, index uint64, payload []byte) error {
+	time.Sleep(time.Duration(l.delay.Load()))
+	return l.MetaLog.Append(ctx, index, payload)
+}
+
+// closeUnknown appends to a new stream with a producer, commits it, and then
+// closes it while the log is slow, so that Close gives up (outcome unknown).
+// With hold, another proposal occupies the log first, so the close is
+// abandoned before it is written; otherwise it is written after Close
+// returned.
+func closeUnknown(t *testing.T, hold bool) (*process, uint64) {
+	t.Helper()
+	log := &slowLog{MetaLog: memlog.New()}
+	p := startProcess(t, log, memstore.New(), 1, 1)
+	id := p.create(t, "/s")
+	ctx := context.Background()
+	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
+	if _, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	log.delay.Store(int64(200 * time.Millisecond))
+	if hold {
+		go p.plane.ProposeOne(ctx, &domain.ReserveObjects{By: p.by, Count: 1, TTLMs: 1000, NowMs: 1})
+		time.Sleep(20 * time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := p.engine.Close(short, id); err == nil {
+		t.Fatal("Close succeeded though the log was too slow for its deadline")
+	}
+	// Whatever became of the close, no append is acknowledged meanwhile.
+	if _, err := p.engine.AppendWith(ctx, id, records("late"), AppendOptions{}); !errors.Is(err, ErrNotLocal) {
+		t.Fatalf("append after a close of unknown outcome: %v, want ErrNotLocal", err)
+	}
+	time.Sleep(400 * time.Millisecond) // the log catches up
+	log.delay.Store(0)
+	return p, id
+}
+
+func TestCloseOfUnknownOutcomeThatApplied(t *testing.T) {
+	p, id := closeUnknown(t, false)
+	v := p.plane.View()
+	if st, _ := v.Stream(id); st.Open {
+		t.Fatal("the close was not written after all: the test did not set up its case")
+	}
+	checkReopened(t, p, id)
+}
+
+func TestCloseOfUnknownOutcomeThatDidNotApply(t *testing.T) {
+	p, id := closeUnknown(t, true)
+	v := p.plane.View()
+	if st, _ := v.Stream(id); !st.Open {
+		t.Fatal("the close was written after all: the test did not set up its case")
+	}
+	checkReopened(t, p, id)
+}
+
+// checkReopened opens the stream again on the same process: it resumes at
+// the committed tail with the producer's dedup state.
+func checkReopened(t *testing.T, p *process, id uint64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := p.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
+	res, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp})
+	if err != nil || !res.Duplicate {
+		t.Fatalf("the producer's retry after reopening: %+v %v, want a duplicate", res, err)
+	}
+	res, err = p.engine.AppendWith(ctx, id, records("b"), AppendOptions{})
+	if err != nil || res.First != 1 {
+		t.Fatalf("append after reopening: %+v %v, want offset 1", res, err)
+	}
+}

@@ -174,16 +174,26 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	return e.recover(ctx, &prev, st.Epoch+1, !closedCleanly)
 }
 
-// reopenOwn makes local a stream this process is already the writer of.
-func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
-	s := newStream(st.ID, st.Epoch, st.End)
+// committedStream is stream st at epoch as its data objects hold it: its
+// committed end, seal, producer state and writer sequence.
+func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch uint64) (*stream, error) {
+	s := newStream(st.ID, epoch, st.End)
 	s.sealed = st.Sealed
 	if st.End > st.Start {
 		sec, err := e.lastSection(ctx, st)
 		if err != nil {
-			return fmt.Errorf("engine: reopen stream %d: %w", st.ID, err)
+			return nil, err
 		}
 		s.loadSection(sec)
+	}
+	return s, nil
+}
+
+// reopenOwn makes local a stream this process is already the writer of.
+func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
+	s, err := e.committedStream(ctx, st, st.Epoch)
+	if err != nil {
+		return fmt.Errorf("engine: reopen stream %d: %w", st.ID, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -195,14 +205,9 @@ func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
 
 // recover rebuilds a stream opened at epoch from its previous writer's WAL.
 func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64, fence bool) error {
-	s := newStream(prev.ID, epoch, prev.End)
-	s.sealed = prev.Sealed
-	if prev.End > prev.Start {
-		sec, err := e.lastSection(ctx, prev)
-		if err != nil {
-			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
-		}
-		s.loadSection(sec)
+	s, err := e.committedStream(ctx, prev, epoch)
+	if err != nil {
+		return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 	}
 	if fence && prev.Owner != 0 && prev.OwnerEpoch != 0 {
 		frames, err := e.predecessorFrames(ctx, domain.Proposer{Node: prev.Owner, Epoch: prev.OwnerEpoch}, prev.ID)

@@ -31,7 +31,7 @@ import (
 func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
 	bucket := s3test.URL(b)
-	pico := target{name: "pico", url: startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket).url}
+	pico := target{name: "pico", url: startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket).URL}
 	ref := target{name: "ref", url: startRefServer(b).url}
 	store, err := s3store.Open(context.Background(), bucket)
 	if err != nil {

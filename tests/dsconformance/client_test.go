@@ -13,7 +13,7 @@ func TestOfficialClient(t *testing.T) {
 	requireNode(t)
 	meta, storage := storageSetups[0].open(t) // SQLite+file: the suite covers the other setup
 	pico := startPico(t, meta, storage)
-	report := runVitest(t, "client_test.mjs", time.Minute, "DS_URL="+pico.url)
+	report := runVitest(t, "client_test.mjs", time.Minute, "DS_URL="+pico.URL)
 	checkAllPass(t, report)
 }
 

@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 			meta, storage := setup.open(t)
 			pico := startPico(t, meta, storage)
 			report := runVitest(t, "conformance.test.mjs", suiteTimeout,
-				"DS_URL="+pico.url, "DS_SUBS=1", "DS_LP_MS=1500")
+				"DS_URL="+pico.URL, "DS_SUBS=1", "DS_LP_MS=1500")
 			checkSuite(t, report, notYet)
 		})
 	}

@@ -19,11 +19,11 @@ var dsLine = regexp.MustCompile(`ds on (http://\S+)`)
 // the same records, byte for byte, at the same offsets.
 func TestCrossProtocolStreams(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
-	m := dsLine.FindStringSubmatch(n.stdout.String())
+	m := dsLine.FindStringSubmatch(n.Stdout.String())
 	if m == nil {
-		t.Fatalf("no ds listener in the banner:\n%s", n.stdout)
+		t.Fatalf("no ds listener in the banner:\n%s", n.Stdout)
 	}
-	pico, ds := n.url, m[1]
+	pico, ds := n.URL, m[1]
 	allBytes := make([]byte, 256)
 	for i := range allBytes {
 		allBytes[i] = byte(i)

@@ -9,9 +9,9 @@ import (
 // streams one message a line.
 func TestDSCLI(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
-	m := dsLine.FindStringSubmatch(n.stdout.String())
+	m := dsLine.FindStringSubmatch(n.Stdout.String())
 	if m == nil {
-		t.Fatalf("no ds listener in the banner:\n%s", n.stdout)
+		t.Fatalf("no ds listener in the banner:\n%s", n.Stdout)
 	}
 	ds := m[1]
 	env := append(clientEnv(t, ds), "PICO_PROTOCOL=ds")

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/tests/picoproc"
 )
 
 // cliRun is one finished pico client command.
@@ -26,8 +28,8 @@ func runPico(t *testing.T, env []string, stdin string, args ...string) cliRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, picoBinary(t), args...)
-	cmd.Env = cleanEnv(env...)
+	cmd := exec.CommandContext(ctx, picoproc.Binary(t), args...)
+	cmd.Env = picoproc.Env(env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -102,22 +104,22 @@ func clientEnv(t *testing.T, endpoint string) []string {
 // TestCLIQuickStart follows the README's quick start against a real node.
 func TestCLIQuickStart(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
-	env := clientEnv(t, n.url)
+	env := clientEnv(t, n.URL)
 	pico := func(stdin string, args ...string) cliRun { t.Helper(); return runPico(t, env, stdin, args...) }
 	const orders = "/streams/orders"
 
 	pico("", "create", orders, "--content-type", "text/plain").want(t, 0, "").wantStderr(t, "created=true")
-	send(t, "HEAD", n.url+orders, nil, nil).wantStatus(t, 200).wantHeaders(t, "Content-Type", "text/plain", "Pico-Next-Seq", "0")
+	send(t, "HEAD", n.URL+orders, nil, nil).wantStatus(t, 200).wantHeaders(t, "Content-Type", "text/plain", "Pico-Next-Seq", "0")
 
 	appended := pico(numberLines(1, 1000), "append", orders, "--batch", "100").want(t, 0, "")
 	wantBatchesOf100(t, appended)
-	send(t, "HEAD", n.url+orders, nil, nil).wantHeaders(t, "Pico-Next-Seq", "1000")
+	send(t, "HEAD", n.URL+orders, nil, nil).wantHeaders(t, "Pico-Next-Seq", "1000")
 
 	pico("", "read", orders).want(t, 0, numberLines(1, 1000)).wantNoStderr(t)
 	pico("", "head", orders).want(t, 0, "start=0 next=1000 closed=false type=text/plain\n")
 
-	mustCreate(t, n.url+"/streams/payments", "application/json")
-	mustCreate(t, n.url+"/other/x", "text/plain")
+	mustCreate(t, n.URL+"/streams/payments", "application/json")
+	mustCreate(t, n.URL+"/other/x", "text/plain")
 	pico("", "ls", "--prefix", "/streams/").want(t, 0,
 		"/streams/orders start=0 next=1000 closed=false\n/streams/payments start=0 next=0 closed=false\n")
 
@@ -133,12 +135,12 @@ func TestCLIQuickStart(t *testing.T) {
 
 	pico("1003\n", "append", orders).wantFailure(t, 1, "closed")
 	pico("", "trim", orders, "--seq", "990").want(t, 0, "")
-	send(t, "HEAD", n.url+orders, nil, nil).wantHeaders(t, "Pico-Start-Seq", "990", "Pico-Next-Seq", "1002", "Pico-Closed", "true")
+	send(t, "HEAD", n.URL+orders, nil, nil).wantHeaders(t, "Pico-Start-Seq", "990", "Pico-Next-Seq", "1002", "Pico-Closed", "true")
 	pico("", "read", orders).want(t, 0, numberLines(991, 1002))
 	pico("", "head", orders).want(t, 0, "start=990 next=1002 closed=true type=text/plain\n")
 
 	pico("", "delete", orders).want(t, 0, "")
-	send(t, "HEAD", n.url+orders, nil, nil).wantStatus(t, 404)
+	send(t, "HEAD", n.URL+orders, nil, nil).wantStatus(t, 404)
 	pico("", "head", orders).wantFailure(t, 1, "not found")
 	pico("", "read", orders).wantFailure(t, 1, "not found")
 }
@@ -169,14 +171,14 @@ type follower struct {
 	args   string
 	lines  chan string
 	exited chan error
-	stderr *lockedBuffer
+	stderr *picoproc.Output
 }
 
 func startFollower(t *testing.T, env []string, name string) *follower {
 	t.Helper()
-	cmd := exec.Command(picoBinary(t), "tail", name, "-f")
-	cmd.Env = cleanEnv(env...)
-	f := &follower{args: "pico tail " + name + " -f", lines: make(chan string, 4096), exited: make(chan error, 1), stderr: &lockedBuffer{}}
+	cmd := exec.Command(picoproc.Binary(t), "tail", name, "-f")
+	cmd.Env = picoproc.Env(env...)
+	f := &follower{args: "pico tail " + name + " -f", lines: make(chan string, 4096), exited: make(chan error, 1), stderr: &picoproc.Output{}}
 	cmd.Stderr = f.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -248,7 +250,7 @@ func (f *follower) wantExit(t *testing.T, code int) {
 // message on stderr and nothing on stdout.
 func TestCLIFailures(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
-	env := clientEnv(t, n.url)
+	env := clientEnv(t, n.URL)
 	pico := func(args ...string) cliRun { t.Helper(); return runPico(t, env, "", args...) }
 
 	pico("create", "/fail/s", "--content-type", "text/plain").want(t, 0, "")
@@ -267,9 +269,9 @@ func TestCLIFailures(t *testing.T) {
 	unreachable := runPico(t, clientEnv(t, dead), "", "head", "/fail/s")
 	unreachable.wantFailure(t, 1, strings.TrimPrefix(dead, "http://"))
 	// The flag wins over the environment.
-	runPico(t, clientEnv(t, dead), "", "--endpoint", n.url, "head", "/fail/s").
+	runPico(t, clientEnv(t, dead), "", "--endpoint", n.URL, "head", "/fail/s").
 		want(t, 0, "start=0 next=0 closed=false type=text/plain\n")
-	runPico(t, clientEnv(t, dead), "", "head", "/fail/s", "--endpoint", n.url).
+	runPico(t, clientEnv(t, dead), "", "head", "/fail/s", "--endpoint", n.URL).
 		want(t, 0, "start=0 next=0 closed=false type=text/plain\n")
 }
 
@@ -283,7 +285,7 @@ func closedAddr(t *testing.T) string {
 // the endpoint, with PICO_CONFIG pointing at a temporary file.
 func TestCLIConfigProfiles(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
-	mustCreate(t, n.url+"/cfg/s", "text/plain")
+	mustCreate(t, n.URL+"/cfg/s", "text/plain")
 	path := filepath.Join(t.TempDir(), "pico", "config.toml")
 	dead := "http://" + closedAddr(t)
 	pico := func(extraEnv []string, args ...string) cliRun {
@@ -294,9 +296,9 @@ func TestCLIConfigProfiles(t *testing.T) {
 
 	pico(nil, "config", "path").want(t, 0, path+"\n")
 	pico(nil, "config", "ls").want(t, 0, "")
-	pico(nil, "config", "set", "local", "--endpoint", n.url).want(t, 0, "").wantStderr(t, "local")
+	pico(nil, "config", "set", "local", "--endpoint", n.URL).want(t, 0, "").wantStderr(t, "local")
 	pico(nil, "config", "set", "dead", "--endpoint", dead).want(t, 0, "")
-	pico(nil, "config", "ls").want(t, 0, "  dead endpoint="+dead+"\n* local endpoint="+n.url+"\n")
+	pico(nil, "config", "ls").want(t, 0, "  dead endpoint="+dead+"\n* local endpoint="+n.URL+"\n")
 	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("config file %s: %v, mode %v; want it saved 0600", path, err, info)
 	}
@@ -304,16 +306,16 @@ func TestCLIConfigProfiles(t *testing.T) {
 	// The first profile saved is the default.
 	pico(nil, "head", "/cfg/s").want(t, 0, headLine)
 	pico(nil, "config", "use", "dead").want(t, 0, "")
-	pico(nil, "config", "ls").want(t, 0, "* dead endpoint="+dead+"\n  local endpoint="+n.url+"\n")
+	pico(nil, "config", "ls").want(t, 0, "* dead endpoint="+dead+"\n  local endpoint="+n.URL+"\n")
 	pico(nil, "head", "/cfg/s").wantFailure(t, 1)
 	pico(nil, "--profile", "local", "head", "/cfg/s").want(t, 0, headLine)
 	pico([]string{"PICO_PROFILE=local"}, "head", "/cfg/s").want(t, 0, headLine)
 	// The environment's endpoint wins over the default profile.
-	pico([]string{"PICO_ENDPOINT=" + n.url}, "head", "/cfg/s").want(t, 0, headLine)
+	pico([]string{"PICO_ENDPOINT=" + n.URL}, "head", "/cfg/s").want(t, 0, headLine)
 	pico(nil, "config", "use", "nosuch").wantFailure(t, 1, "nosuch")
 	pico(nil, "--profile", "nosuch", "head", "/cfg/s").wantFailure(t, 1, "nosuch")
 
 	pico(nil, "config", "use", "local").want(t, 0, "")
-	pico(nil, "config", "get").want(t, 0, "local endpoint="+n.url+"\n")
+	pico(nil, "config", "get").want(t, 0, "local endpoint="+n.URL+"\n")
 	pico(nil, "head", "/cfg/s").want(t, 0, headLine)
 }

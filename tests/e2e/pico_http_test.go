@@ -54,11 +54,11 @@ func TestPicoProtocol(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.run(t, n.url+"/"+tc.name)
+			tc.run(t, n.URL+"/"+tc.name)
 		})
 	}
 	t.Run("openapi", func(t *testing.T) {
-		r := send(t, "GET", n.adminURL+"/openapi.yaml", nil, nil).wantStatus(t, 200)
+		r := send(t, "GET", n.AdminURL+"/openapi.yaml", nil, nil).wantStatus(t, 200)
 		if !strings.Contains(string(r.body), "openapi:") || !strings.Contains(string(r.body), "Pico-Next-Seq") {
 			t.Errorf("openapi.yaml does not describe the protocol: %s", clipBody(r.body))
 		}

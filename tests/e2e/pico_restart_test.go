@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/tests/picoproc"
 )
 
 // streamSnapshot is what a client can observe of a stream: its HEAD headers
@@ -78,7 +79,7 @@ func wantSameSnapshot(t *testing.T, what string, got, want streamSnapshot) {
 // reads everything back unchanged.
 func TestRestartKeepsStreams(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
-	mixed, sealed, trimmed := n.url+"/restart/mixed", n.url+"/restart/sealed", n.url+"/restart/trimmed"
+	mixed, sealed, trimmed := n.URL+"/restart/mixed", n.URL+"/restart/sealed", n.URL+"/restart/trimmed"
 
 	send(t, "PUT", mixed, hdr("Content-Type", "text/plain", "Pico-TTL", "3600"), nil).wantStatus(t, 201)
 	mustAppend(t, mixed, domain.BatchJSONContentType, jsonBatch(
@@ -104,8 +105,8 @@ func TestRestartKeepsStreams(t *testing.T) {
 	for _, u := range []string{mixed, sealed, trimmed} {
 		before[u] = snapshot(t, u)
 	}
-	if code := n.stop(t, syscall.SIGTERM); code != 0 {
-		t.Fatalf("SIGTERM: exit code %d, want 0\nstderr:\n%s", code, n.stderr)
+	if code := n.Stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d, want 0\nstderr:\n%s", code, n.Stderr)
 	}
 
 	n = n.restart(t)
@@ -127,7 +128,7 @@ func TestRestartKeepsStreams(t *testing.T) {
 		t.Errorf("timestamp after restart %d is before the last one %d", ts, last)
 	}
 
-	if code := n.stop(t, syscall.SIGINT); code != 0 {
+	if code := n.Stop(t, syscall.SIGINT); code != 0 {
 		t.Fatalf("SIGINT: exit code %d, want 0", code)
 	}
 	n = n.restart(t)
@@ -139,7 +140,7 @@ func TestRestartKeepsStreams(t *testing.T) {
 // restart, at the offset it was acknowledged at.
 func TestKillNineKeepsAcknowledgedAppends(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
-	u := n.url + "/crash/s"
+	u := n.URL + "/crash/s"
 	mustCreate(t, u, "text/plain")
 
 	const writers, killAfter = 4, 200
@@ -163,10 +164,10 @@ func TestKillNineKeepsAcknowledgedAppends(t *testing.T) {
 	for len(got) < killAfter {
 		collect(<-acked)
 	}
-	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := n.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	n.awaitExit(t, 10*time.Second)
+	n.AwaitExit(t, 10*time.Second)
 	wg.Wait()
 	close(acked)
 	for a := range acked {
@@ -224,7 +225,7 @@ func TestGracefulShutdown(t *testing.T) {
 	const drain = 2 * time.Second
 	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{
 		"--shutdown-drain-sec", "2", "--long-poll-timeout-sec", "30", "--sse-max-duration-sec", "30"}})
-	u := n.url + "/shutdown/s"
+	u := n.URL + "/shutdown/s"
 	mustCreate(t, u, "text/plain")
 	mustAppend(t, u, "text/plain", []byte("x"))
 
@@ -234,10 +235,10 @@ func TestGracefulShutdown(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the long-poll is waiting by now
 
 	signalled := time.Now()
-	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := n.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	awaitStatus(t, n.adminURL+"/ready", 503, drain/2)
+	awaitStatus(t, n.AdminURL+"/ready", 503, drain/2)
 	send(t, "HEAD", u, nil, nil).wantStatus(t, 200).wantHeaders(t, "Pico-Next-Seq", "1")
 	if during := time.Since(signalled); during >= drain {
 		t.Fatalf("checks took %v, longer than the drain: they did not run during it", during)
@@ -256,8 +257,8 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal("long-poll still open 15s after SIGTERM")
 	}
 	wantCleanEnd(t, events, done, 15*time.Second)
-	if code := n.awaitExit(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM, want 0\nstderr:\n%s", code, n.stderr)
+	if code := n.AwaitExit(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0\nstderr:\n%s", code, n.Stderr)
 	}
 }
 
@@ -266,7 +267,7 @@ func awaitStatus(t *testing.T, url string, status int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		got := adminStatus(url)
+		got := picoproc.Status(url)
 		if got == status {
 			return
 		}

@@ -30,18 +30,18 @@ func TestTwoNodesRedirectToOwner(t *testing.T) {
 	advertised := "http://localhost:" + ownerAddr[strings.LastIndex(ownerAddr, ":")+1:]
 	owner := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 1,
 		listen: ownerAddr, flags: []string{"--http-address", advertised}})
-	if owner.advertised != advertised {
-		t.Fatalf("node 1 says it is advertised as %q, want %q", owner.advertised, advertised)
+	if owner.Advertised != advertised {
+		t.Fatalf("node 1 says it is advertised as %q, want %q", owner.Advertised, advertised)
 	}
 	other := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2})
 
 	const path = "/route/orders"
-	mustCreate(t, owner.url+path, "text/plain")
-	mustAppend(t, owner.url+path, "text/plain", []byte("a"))
+	mustCreate(t, owner.URL+path, "text/plain")
+	mustAppend(t, owner.URL+path, "text/plain", []byte("a"))
 
 	const query = "?seq=0&format=json"
-	r := awaitRedirect(t, other.url+path+query, 10*time.Second)
-	r.wantHeaders(t, "Location", owner.advertised+path+query, "X-Content-Type-Options", "nosniff")
+	r := awaitRedirect(t, other.URL+path+query, 10*time.Second)
+	r.wantHeaders(t, "Location", owner.Advertised+path+query, "X-Content-Type-Options", "nosniff")
 	for _, tc := range []struct {
 		method string
 		h      http.Header
@@ -53,13 +53,13 @@ func TestTwoNodesRedirectToOwner(t *testing.T) {
 		{"DELETE", nil, nil},
 		{"POST", hdr("Pico-Trim-Seq", "1"), nil},
 	} {
-		send(t, tc.method, other.url+path, tc.h, tc.body).wantStatus(t, 307).
-			wantHeaders(t, "Location", owner.advertised+path)
+		send(t, tc.method, other.URL+path, tc.h, tc.body).wantStatus(t, 307).
+			wantHeaders(t, "Location", owner.Advertised+path)
 	}
 	// The redirected requests did nothing on either node.
-	send(t, "HEAD", owner.url+path, nil, nil).wantStatus(t, 200).wantHeaders(t, "Pico-Next-Seq", "1", "Pico-Start-Seq", "0")
+	send(t, "HEAD", owner.URL+path, nil, nil).wantStatus(t, 200).wantHeaders(t, "Pico-Next-Seq", "1", "Pico-Start-Seq", "0")
 
-	followed, err := followingClient.Post(other.url+path, "text/plain", strings.NewReader("b"))
+	followed, err := followingClient.Post(other.URL+path, "text/plain", strings.NewReader("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestTwoNodesRedirectToOwner(t *testing.T) {
 	if followed.StatusCode != 200 || followed.Header.Get("Pico-Start-Seq") != "1" {
 		t.Fatalf("POST following the redirect: %d, Pico-Start-Seq %q; want 200 and 1", followed.StatusCode, followed.Header.Get("Pico-Start-Seq"))
 	}
-	resp, err := followingClient.Get(other.url + path + query)
+	resp, err := followingClient.Get(other.URL + path + query)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := readReply(t, "GET (followed) "+other.url+path+query, resp).wantStatus(t, 200)
+	page := readReply(t, "GET (followed) "+other.URL+path+query, resp).wantStatus(t, 200)
 	wantBodies(t, page.what, page.records(t), 0, "a", "b")
 }
 

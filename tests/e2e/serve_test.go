@@ -12,18 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// buildPico compiles the binary once per test binary run.
-func buildPico(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pico")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/picomq/pico/cmd/pico")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build pico: %v\n%s", err, out)
-	}
-	return bin
-}
+	"github.com/picomq/pico/tests/picoproc"
+)
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -87,7 +78,7 @@ func clusterView(t *testing.T, admin string) cluster {
 // ./data), stops it with SIGTERM, and restarts it: the restart must register
 // at a higher epoch over the persisted log.
 func TestServeDefaultsRestartAndFence(t *testing.T) {
-	bin, dir, admin := buildPico(t), t.TempDir(), freeAddr(t)
+	bin, dir, admin := picoproc.Binary(t), t.TempDir(), freeAddr(t)
 	first := startServe(t, bin, dir, admin)
 	c1 := clusterView(t, admin)
 	if len(c1.Nodes) != 1 || c1.Nodes[0].ID != 1 {
@@ -112,7 +103,7 @@ func TestServeDefaultsRestartAndFence(t *testing.T) {
 // TestServeRefusesStaleEpoch: an explicit epoch at or below the registered
 // one is a fenced predecessor and must not start.
 func TestServeRefusesStaleEpoch(t *testing.T) {
-	bin, dir, admin := buildPico(t), t.TempDir(), freeAddr(t)
+	bin, dir, admin := picoproc.Binary(t), t.TempDir(), freeAddr(t)
 	first := startServe(t, bin, dir, admin)
 	epoch := clusterView(t, admin).Nodes[0].Epoch
 	first.Process.Signal(syscall.SIGINT)

@@ -24,13 +24,16 @@ const reservationTTLMs = 10 * 60 * 1000
 
 // Upload moves every local stream's durable, uncommitted records into data
 // objects of about MaxObjectBytes, one pass per object. It returns the
-// number of records committed.
+// number of records committed. A pass that was not full took everything
+// there was: Upload then stops, though appends went on meanwhile, so that
+// under steady load it writes one object per call, not a stream of small
+// ones (which compaction would then have to read back and merge).
 func (e *Engine) Upload(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := e.uploadOnce(ctx)
+		n, full, err := e.uploadOnce(ctx)
 		total += n
-		if n == 0 || err != nil {
+		if !full || err != nil {
 			return total, err
 		}
 	}
@@ -40,13 +43,19 @@ func (e *Engine) Upload(ctx context.Context) (int, error) {
 // object, commit it (advancing every included stream's end offset at once),
 // then drop the committed records from memory down to the tail cache and
 // delete the WAL bulks that are now covered.
-func (e *Engine) uploadOnce(ctx context.Context) (int, error) {
+func (e *Engine) uploadOnce(ctx context.Context) (n int, full bool, err error) {
 	e.uploading.Lock()
 	defer e.uploading.Unlock()
-	parts := e.collect()
+	parts, full := e.collect()
 	if len(parts) == 0 {
-		return 0, e.retireWAL(ctx)
+		return 0, false, e.retireWAL(ctx)
 	}
+	n, err = e.uploadParts(ctx, parts)
+	return n, full && err == nil, err
+}
+
+// uploadParts writes parts as one data object and commits it.
+func (e *Engine) uploadParts(ctx context.Context, parts []uploadPart) (int, error) {
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.ReserveObjects{By: e.cfg.By, Count: 1,
 		TTLMs: reservationTTLMs, NowMs: e.cfg.Now().UnixMilli()})
 	if err != nil || r.Code != domain.ResultOK {
@@ -69,8 +78,9 @@ func (e *Engine) uploadOnce(ctx context.Context) (int, error) {
 	return committed, e.retireWAL(ctx)
 }
 
-// collect gathers, per local stream, the records in [committed, confirmed).
-func (e *Engine) collect() []uploadPart {
+// collect gathers, per local stream, the records in [committed, confirmed),
+// up to about MaxObjectBytes; full reports that it stopped there.
+func (e *Engine) collect() (parts []uploadPart, full bool) {
 	e.mu.Lock()
 	streams := make([]*stream, 0, len(e.streams))
 	for _, s := range e.streams {
@@ -78,11 +88,10 @@ func (e *Engine) collect() []uploadPart {
 	}
 	e.mu.Unlock()
 	sort.Slice(streams, func(i, j int) bool { return streams[i].id < streams[j].id })
-	var parts []uploadPart
 	size := 0
 	for _, s := range streams {
 		if size >= e.cfg.MaxObjectBytes {
-			break // the rest goes in the next pass
+			return parts, true // the rest goes in the next pass
 		}
 		s.mu.Lock()
 		if s.failed == nil && s.confirmed > s.committed {
@@ -94,7 +103,7 @@ func (e *Engine) collect() []uploadPart {
 		}
 		s.mu.Unlock()
 	}
-	return parts
+	return parts, false
 }
 
 // durableState is the stream state as of confirmed, producers sorted so an

@@ -159,3 +159,43 @@ func TestAppendsMakeRoomWithoutAMaintenanceLoop(t *testing.T) {
 		t.Fatal("nothing was uploaded while appends waited for room")
 	}
 }
+
+// Under steady appends, one Upload writes one data object, not a stream of
+// small ones chasing the appends (each would cost a PUT, two proposals and,
+// later, compaction).
+func TestUploadUnderLoadWritesOneObject(t *testing.T) {
+	store := memstore.New()
+	p := startProcessTB(t, store)
+	id := p.create(t, "/s")
+	ctx := context.Background()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := p.engine.AppendWith(ctx, id, records("x"), AppendOptions{}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(20 * time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := p.engine.Upload(short); err != nil {
+		t.Fatalf("upload under load: %v", err)
+	}
+	objects, err := store.List(ctx, "data/", "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objects) != 1 {
+		t.Fatalf("one Upload under load wrote %d data objects, want 1", len(objects))
+	}
+}

@@ -22,12 +22,14 @@ import (
 // over the Durable Streams protocol to pico (on versitygw) and to the Node
 // reference server (its file store, which fsyncs every append): appends/s
 // and per-request p50/p99 for 1 and 64 concurrent appenders, each appender
-// on its own stream, and the ratio of the two throughputs. Both servers are
-// driven by the same Go loop, so the client costs the same on both sides.
+// on its own stream, and the ratio of the two throughputs. An op is a
+// millisecond of load on each server (-benchtime 5000x: 5 s each). Both
+// servers are driven by the same Go loop, so the client costs the same on
+// both sides.
 //
-// With one appender it also alternates lone appends with raw 1 KiB PUTs to
-// the same bucket, one of each in turn, so both see the same background
-// load: a lone append should cost about one PUT.
+// With one appender it also alternates, for as long again, lone appends with
+// raw 1 KiB PUTs to the same bucket, one of each in turn, so both see the
+// same background load: a lone append should cost about one PUT.
 func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
 	bucket := s3test.URL(b)
@@ -39,14 +41,20 @@ func BenchmarkVersusReference(b *testing.B) {
 	}
 	for _, appenders := range []int{1, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
-			ours := pico.load(b, appenders)
-			theirs := ref.load(b, appenders)
+			// Each server gets the same span of this shared machine's
+			// time, one after the other, with a pause between them so
+			// that neither works in the other's span (uploads, flushes).
+			span := time.Duration(b.N) * time.Millisecond
+			ours := pico.load(b, appenders, span)
+			settle(b)
+			theirs := ref.load(b, appenders, span)
+			settle(b)
 			b.ReportMetric(0, "ns/op") // an op is an append on each server: not a useful figure
 			ours.report(b, pico.name)
 			theirs.report(b, ref.name)
 			b.ReportMetric(ours.perSec/theirs.perSec, "x-ref-appends/s")
 			if appenders == 1 {
-				appendP50, putP50 := pico.alternate(b, store, b.N)
+				appendP50, putP50 := pico.alternate(b, store, span)
 				b.ReportMetric(float64(appendP50.Microseconds()), "alternating-append-p50-µs")
 				b.ReportMetric(float64(putP50.Microseconds()), "alternating-raw-put-p50-µs")
 				b.ReportMetric(float64(appendP50)/float64(putP50), "x-raw-put-p50")
@@ -55,9 +63,9 @@ func BenchmarkVersusReference(b *testing.B) {
 	}
 }
 
-// alternate makes n lone appends to one stream of t and n raw PUTs of the
-// same size to store, one of each in turn, and returns both p50s.
-func (t target) alternate(b *testing.B, store ports.ObjectStore, n int) (appendP50, putP50 time.Duration) {
+// alternate makes lone appends to one stream of t and raw PUTs of the same
+// size to store, one of each in turn, for span, and returns both p50s.
+func (t target) alternate(b *testing.B, store ports.ObjectStore, span time.Duration) (appendP50, putP50 time.Duration) {
 	b.StopTimer()
 	defer b.StartTimer()
 	client := &http.Client{}
@@ -68,8 +76,8 @@ func (t target) alternate(b *testing.B, store ports.ObjectStore, n int) (appendP
 		b.Fatalf("%s: create %s: status %d, %v", t.name, stream, status, err)
 	}
 	body := bytes.Repeat([]byte("x"), 1024)
-	appends, puts := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
-	for i := range n {
+	var appends, puts []time.Duration
+	for start, i := time.Now(), 0; time.Since(start) < span; i++ {
 		t0 := time.Now()
 		if err := t.appendOnce(client, stream, body); err != nil {
 			b.Fatal(err)
@@ -82,7 +90,7 @@ func (t target) alternate(b *testing.B, store ports.ObjectStore, n int) (appendP
 	}
 	slices.Sort(appends)
 	slices.Sort(puts)
-	return appends[n/2], puts[n/2]
+	return appends[len(appends)/2], puts[len(puts)/2]
 }
 
 // target is one server under load.
@@ -111,10 +119,17 @@ func (r loadResult) report(b *testing.B, who string) {
 
 var benchRun atomic.Int64 // makes stream names unique across runs
 
+// settle pauses between two servers' spans.
+func settle(b *testing.B) {
+	b.StopTimer()
+	time.Sleep(2 * time.Second)
+	b.StartTimer()
+}
+
 // load creates one stream per appender on t and appends to each once, then
-// has the appenders post b.N 1 KiB appends between them, each waiting for
-// its acknowledgement before the next. Only those appends are timed.
-func (t target) load(b *testing.B, appenders int) loadResult {
+// has the appenders post 1 KiB appends for span, each waiting for its
+// acknowledgement before the next. Only those appends are timed.
+func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult {
 	b.StopTimer()
 	defer b.StartTimer()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: appenders}}
@@ -135,14 +150,13 @@ func (t target) load(b *testing.B, appenders int) loadResult {
 			b.Fatal(err)
 		}
 	}
-	var next atomic.Int64
 	latency := make([][]time.Duration, appenders)
 	var wg sync.WaitGroup
 	b.StartTimer()
 	start := time.Now()
 	for w := range appenders {
 		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
+			for time.Since(start) < span {
 				t0 := time.Now()
 				if err := t.appendOnce(client, streams[w], body); err != nil {
 					b.Error(err)

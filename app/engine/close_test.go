@@ -13,15 +13,32 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
-// slowLog delays every append to the metadata log while delay is set.
+// slowLog delays appends to the metadata log while delay is set: every
+// append, or with only set, those of rows holding such a command.
 type slowLog struct {
 	ports.MetaLog
 	delay atomic.Int64 // nanoseconds
+	only  func(domain.Command) bool
 }
 
 func (l *slowLog) Append(ctx context.Context, index uint64, payload []byte) error {
-	time.Sleep(time.Duration(l.delay.Load()))
+	if d := time.Duration(l.delay.Load()); d > 0 && l.slows(payload) {
+		time.Sleep(d)
+	}
 	return l.MetaLog.Append(ctx, index, payload)
+}
+
+func (l *slowLog) slows(payload []byte) bool {
+	if l.only == nil {
+		return true
+	}
+	cmds, _ := domain.DecodeRow(payload)
+	for _, c := range cmds {
+		if l.only(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // closeUnknown appends to a new stream with a producer, commits it, and then

@@ -27,13 +27,14 @@ const reservationTTLMs = 10 * 60 * 1000
 // number of records committed. A pass that was not full took everything
 // there was: Upload then stops, though appends went on meanwhile, so that
 // under steady load it writes one object per call, not a stream of small
-// ones (which compaction would then have to read back and merge).
+// ones (which compaction would then have to read back and merge). A pass
+// that committed nothing ends it too: the next call tries again.
 func (e *Engine) Upload(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		n, full, err := e.uploadOnce(ctx)
 		total += n
-		if !full || err != nil {
+		if n == 0 || !full || err != nil {
 			return total, err
 		}
 	}
@@ -148,13 +149,27 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 	return 0, fmt.Errorf("engine: commit object %d kept failing", id)
 }
 
+// stillWritable keeps the parts whose commit may be retried as they are:
+// streams this process still writes, whose committed end is where the part
+// starts. A stream whose end is past that had an earlier commit of ours
+// apply though its outcome was unknown: that end is taken as committed
+// here, and the rest of its records go in the next pass.
 func (e *Engine) stillWritable(parts []uploadPart) []uploadPart {
 	v := e.cfg.Plane.View()
 	var keep []uploadPart
 	for _, p := range parts {
 		st, ok := v.Stream(p.s.id)
-		if ok && v.IsOpen(st) && st.Epoch == p.s.epoch && st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch && st.End == p.frame.Offset {
+		if !ok || !v.IsOpen(st) || st.Epoch != p.s.epoch || st.Owner != e.cfg.By.Node || st.OwnerEpoch != e.cfg.By.Epoch {
+			continue
+		}
+		switch {
+		case st.End == p.frame.Offset:
 			keep = append(keep, p)
+		case st.End > p.frame.Offset && st.End <= p.frame.End():
+			done := p.frame
+			done.Records = done.Records[:st.End-p.frame.Offset]
+			p.s.commitTo(st.End, e.cfg.TailRecords)
+			e.release(done.Size())
 		}
 	}
 	return keep

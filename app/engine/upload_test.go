@@ -199,3 +199,47 @@ func TestUploadUnderLoadWritesOneObject(t *testing.T) {
 		t.Fatalf("one Upload under load wrote %d data objects, want 1", len(objects))
 	}
 }
+
+// A commit whose outcome was unknown but which applied leaves the stream's
+// committed end ahead of what the process knows: the next upload adopts it
+// instead of failing to commit (and writing a new object) forever.
+func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
+	log := &slowLog{MetaLog: memlog.New(), only: func(c domain.Command) bool {
+		_, ok := c.(*domain.CommitObjects)
+		return ok
+	}}
+	store := memstore.New()
+	p := startProcess(t, log, store, 1, 1)
+	id := p.create(t, "/s")
+	ctx := context.Background()
+	if _, err := p.engine.AppendWith(ctx, id, records("a", "b"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	log.delay.Store(int64(200 * time.Millisecond))
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.engine.Upload(short); err == nil {
+		t.Fatal("upload succeeded though its commit outlived the deadline")
+	}
+	time.Sleep(400 * time.Millisecond) // the commit applies
+	log.delay.Store(0)
+	v := p.plane.View()
+	if st, _ := v.Stream(id); st.End != 2 {
+		t.Fatalf("the commit did not apply: the test did not set up its case")
+	}
+	if _, err := p.engine.AppendWith(ctx, id, records("c"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := p.engine.Upload(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := p.engine.local(id)
+	if got := s.committedThrough(); got != 3 {
+		t.Fatalf("committed through %d after the uploads, want 3", got)
+	}
+	if got := readAll(t, p, id); fmt.Sprint(got) != "[a b c]" {
+		t.Fatalf("read %v", got)
+	}
+}

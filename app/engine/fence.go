@@ -15,15 +15,21 @@ import (
 //
 // The fencing argument: a writer stores bulks at consecutive sequence
 // numbers with PutIfAbsent and acknowledges bulk k only once bulks 1..k are
-// all stored. Its live bulks form a run (it deletes the oldest bulks and
-// always keeps its newest one; a failed delete may leave holes, stepped over
-// below like those a delete opens mid-scan). FenceWAL reads that run and
-// puts a fence object, with PutIfAbsent, at the first sequence number after
-// it. Exactly one of the writer and the fencer gets that key. If the fencer
-// does, the writer's upload there fails forever, so it acknowledges nothing
-// from that bulk on; everything it did acknowledge lies in the run returned
-// here. If the writer does, the run grows by one and the fencer tries the
-// next key. Fencing twice is harmless: the second finds the first's fence.
+// all stored. It deletes only bulks it has acknowledged and always keeps
+// its newest one. FenceWAL reads its bulks from the oldest listed up to the
+// first free sequence number and puts a fence object there, with
+// PutIfAbsent. Exactly one of the writer and the fencer gets that key. If
+// the writer does, the fencer reads it and tries the next key. If the
+// fencer does and the key lies past the writer's newest bulk, the writer's
+// upload there fails forever, so it acknowledges nothing from that bulk on,
+// and everything it did acknowledge has been read. A free key below the
+// writer's newest bulk is a hole: a bulk still in flight (then the fence
+// stops the writer there: nothing from it on was acknowledged) or one a
+// retire deleted (then it was committed and is not needed). FenceWAL
+// fences the hole too and goes on past it, keeping every frame read, until
+// a fence lies past every stored bulk. Each round fences a higher key and
+// holes are finite, so it ends. Fencing twice is harmless: the second
+// fencer stops at the first's fences as at holes.
 func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, epoch uint64,
 	by domain.Proposer) ([]domain.Frame, error) {
 	prefix := domain.WALPrefix(node, epoch)
@@ -35,24 +41,28 @@ func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, 
 	if len(seqs) > 0 {
 		start = seqs[0]
 	}
-	for range 16 {
+	var all []domain.Frame
+	for range maxFenceRounds {
 		frames, fencedAt, err := scanAndFence(ctx, store, node, epoch, start, by)
 		if err != nil {
 			return nil, err
 		}
-		// A fence put into a hole the writer's deletes opened mid-scan lies
-		// below the writer's newest bulk and stops nothing: go again past it.
+		all = append(all, frames...)
 		if seqs, err = listSeqs(ctx, store, prefix); err != nil {
 			return nil, err
 		}
 		i := sort.Search(len(seqs), func(i int) bool { return seqs[i] > fencedAt })
 		if i == len(seqs) {
-			return frames, nil
+			return all, nil
 		}
 		start = seqs[i]
 	}
-	return nil, fmt.Errorf("engine: fencing %s did not settle", prefix)
+	return nil, fmt.Errorf("engine: fencing %s did not settle after %d rounds", prefix, maxFenceRounds)
 }
+
+// maxFenceRounds bounds FenceWAL against a store whose listing never
+// settles; a writer leaves far fewer holes.
+const maxFenceRounds = 1 << 16
 
 // scanAndFence reads bulks from start until the first free sequence number
 // and fences it. It returns the frames read and where the fence is.

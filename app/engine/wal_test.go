@@ -324,3 +324,49 @@ func TestFenceStepsOverHolesOfAFailedRetire(t *testing.T) {
 		t.Fatalf("append after the fence: %v, want ErrFenced", err)
 	}
 }
+
+// putBulk stores a one-frame bulk of process (1, 1) at seq, as its WAL would.
+func putBulk(t *testing.T, store ports.ObjectStore, seq uint64) {
+	t.Helper()
+	body := domain.AppendBulkHeader(nil, domain.BulkHeader{Node: 1, Epoch: 1, Seq: seq})
+	body = domain.AppendFrame(body, frame(1, seq, "x"))
+	if err := store.PutIfAbsent(context.Background(), domain.WALKey(1, 1, seq), body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The fencer keeps the frames of every run it reads: acknowledged bulks
+// below a bulk still in flight, and bulks between many holes.
+func TestFenceKeepsEveryRunBetweenHoles(t *testing.T) {
+	store := memstore.New()
+	holes := map[uint64]bool{11: true} // in flight: 1..10 were acknowledged, 12 is stored
+	for seq := uint64(20); seq < 100; seq += 3 {
+		holes[seq] = true // deleted by retires that failed part way
+	}
+	for seq := uint64(1); seq <= 100; seq++ {
+		if !holes[seq] {
+			putBulk(t, store, seq)
+		}
+	}
+	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]bool{}
+	for _, f := range frames {
+		got[f.Offset] = true
+	}
+	for seq := uint64(1); seq <= 100; seq++ {
+		if got[seq] == holes[seq] {
+			t.Fatalf("bulk %d (hole %v): read %v", seq, holes[seq], got[seq])
+		}
+	}
+	body, err := store.Get(context.Background(), domain.WALKey(1, 1, 101), 0, -1)
+	if err != nil || !domain.IsFence(body) {
+		t.Fatalf("no fence after the newest bulk: %v", err)
+	}
+	// A second fencer settles too, on the first one's fences.
+	if _, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 3, Epoch: 1}); err != nil {
+		t.Fatalf("fencing again: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,5 +113,46 @@ func checkReopened(t *testing.T, p *process, id uint64) {
 	res, err = p.engine.AppendWith(ctx, id, records("b"), AppendOptions{})
 	if err != nil || res.First != 1 {
 		t.Fatalf("append after reopening: %+v %v, want offset 1", res, err)
+	}
+}
+
+// A stream opened again while its close is still in doubt takes appends at
+// a new epoch, which makes the pending close stale: an append acknowledged
+// then is not lost to the next owner when the close would have applied.
+func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
+	log := &slowLog{MetaLog: memlog.New()}
+	store := memstore.New()
+	p := startProcess(t, log, store, 1, 1)
+	id := p.create(t, "/s")
+	ctx := context.Background()
+	if _, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	log.delay.Store(int64(200 * time.Millisecond))
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := p.engine.Close(short, id); err == nil {
+		t.Fatal("Close succeeded though the log was too slow for its deadline")
+	}
+	// The close is still being written: open again and append at once.
+	if err := p.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.engine.AppendWith(ctx, id, records("late"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	log.delay.Store(0)
+	if err := p.engine.Close(ctx, id); err != nil {
+		t.Fatalf("clean close after the reopening: %v", err)
+	}
+	next := startProcess(t, log, store, 2, 1)
+	if err := next.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, next, id); fmt.Sprint(got) != "[a late]" {
+		t.Fatalf("the next owner reads %v, want [a late]", got)
 	}
 }

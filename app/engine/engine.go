@@ -64,6 +64,10 @@ type Engine struct {
 	cfg     Config
 	mu      sync.Mutex
 	streams map[uint64]*stream
+	// closing holds streams whose CloseStream had an unknown outcome: it
+	// may still apply, so they are opened again at a new epoch (which makes
+	// it stale), never reused at the epoch it names. Under mu.
+	closing map[uint64]bool
 	opens   flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
@@ -105,7 +109,7 @@ func New(cfg Config) *Engine {
 	if cfg.UploadThresholdBytes <= 0 {
 		cfg.UploadThresholdBytes = 32 << 20
 	}
-	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, blocks: newBlockCache(cfg.BlockCacheBytes),
+	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{}, blocks: newBlockCache(cfg.BlockCacheBytes),
 		fenced: map[domain.Proposer]*fencedWAL{},
 		room:   make(chan struct{}), kick: make(chan struct{}, 1)}
 }
@@ -147,16 +151,19 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	if !ok {
 		return ErrNotFound
 	}
-	if v.IsOpen(st) && st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch {
-		// Opened by this process: at create, or before a close whose
-		// outcome was unknown and which did not apply (every record is
-		// then committed, with its state in the last section).
+	own := st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch
+	e.mu.Lock()
+	closing := e.closing[id]
+	e.mu.Unlock()
+	if v.IsOpen(st) && own && !closing {
+		// Opened by this process at create, not yet written here.
 		return e.reopenOwn(ctx, st)
 	}
 	// A writer that closed the stream itself committed every record first
-	// (Close); only a writer that vanished must be fenced and read.
+	// (Close), as did this process before a close of unknown outcome; only
+	// a writer that vanished must be fenced and read.
 	n, alive := v.Node(st.Owner)
-	closedCleanly := alive && !st.Open && n.Epoch == st.OwnerEpoch
+	closedCleanly := (alive && !st.Open && n.Epoch == st.OwnerEpoch) || (own && closing)
 	prev := *st
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.OpenStream{By: e.cfg.By, Stream: id, Epoch: st.Epoch + 1})
 	if err != nil {
@@ -171,7 +178,13 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	default:
 		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	}
-	return e.recover(ctx, &prev, st.Epoch+1, !closedCleanly)
+	if err := e.recover(ctx, &prev, st.Epoch+1, !closedCleanly); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	delete(e.closing, id)
+	e.mu.Unlock()
+	return nil
 }
 
 // committedStream is stream st at epoch as its data objects hold it: its
@@ -320,8 +333,7 @@ func (e *Engine) Close(ctx context.Context, id uint64) error {
 	}
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CloseStream{By: e.cfg.By, Stream: id, Epoch: s.epoch})
 	if err != nil {
-		// The close may yet apply: stop taking appends as if it had.
-		e.dropClosed(s)
+		e.dropInDoubt(s)
 		return fmt.Errorf("engine: close stream %d: %w", id, err)
 	}
 	if !r.OK() {

@@ -85,12 +85,8 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 func (e *Engine) proposeCloses(ctx context.Context, closes []domain.Command, closing []*stream) error {
 	rs, err := e.cfg.Plane.Propose(ctx, closes...)
 	if err != nil {
-		// The closes may yet apply: an append acknowledged now would be in
-		// this process's WAL only, which the next owner of a cleanly closed
-		// stream does not read. Stop taking appends as if they had; a
-		// stream whose close did not apply is opened again from metadata.
 		for _, s := range closing {
-			e.dropClosed(s)
+			e.dropInDoubt(s)
 		}
 		return err
 	}
@@ -103,6 +99,19 @@ func (e *Engine) proposeCloses(ctx context.Context, closes []domain.Command, clo
 		e.dropClosed(closing[i])
 	}
 	return errors.Join(errs...)
+}
+
+// dropInDoubt forgets a stream whose close had an unknown outcome. The close
+// may yet apply, and then an append acknowledged meanwhile would be in this
+// process's WAL only, which the next owner of a cleanly closed stream does
+// not read. So the stream takes no appends as if the close had applied,
+// and its next open here is at a new epoch, which makes a pending close
+// stale. The caller holds its gate.
+func (e *Engine) dropInDoubt(s *stream) {
+	e.mu.Lock()
+	e.closing[s.id] = true
+	e.mu.Unlock()
+	e.dropClosed(s)
 }
 
 // dropClosed forgets a stream this process closed. The caller holds its

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -153,7 +154,10 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) error {
 	if err := objkey.Check(key); err != nil {
 		return fmt.Errorf("s3store: put: %w", err)
 	}
-	if _, err := s.client.PutObject(ctx, s.putInput(key, body)); err != nil {
+	in := s.putInput(key, body)
+	_, err := s.client.PutObject(ctx, in)
+	in.Body.(*requestBody).end()
+	if err != nil {
 		return fmt.Errorf("s3store: put %s: %w", key, err)
 	}
 	return nil
@@ -182,6 +186,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) error 
 	unknown := false // an attempt failed in a way that may have stored body
 	for attempt := 1; ; attempt++ {
 		_, err := s.client.PutObject(ctx, in, func(o *s3.Options) { o.Retryer = aws.NopRetryer{} })
+		in.Body.(*requestBody).end()
 		if err == nil {
 			return nil
 		}
@@ -216,7 +221,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) error 
 		if werr := sleep(ctx, delay); werr != nil {
 			return fmt.Errorf("s3store: put-if-absent %s: %w (after %v)", key, werr, err)
 		}
-		in.Body = bytes.NewReader(body)
+		in.Body = newRequestBody(body)
 	}
 }
 
@@ -239,7 +244,7 @@ func (s *Store) putInput(key string, body []byte) *s3.PutObjectInput {
 	return &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(s.prefix + key),
-		Body:          bytes.NewReader(body), // seekable, so retries resend it
+		Body:          newRequestBody(body), // seekable, so retries resend it
 		ContentLength: aws.Int64(int64(len(body))),
 	}
 }
@@ -444,4 +449,42 @@ func httpStatus(err error) int {
 		return respErr.HTTPStatusCode()
 	}
 	return 0
+}
+
+// requestBody is a request body that is not read once its call has
+// returned (end): net/http may go on reading a body after the response
+// (an early answer, a broken connection), and the caller owns the slice
+// again, and may reuse it, as soon as Put returns.
+type requestBody struct {
+	mu    sync.Mutex
+	r     *bytes.Reader
+	ended bool
+}
+
+var errBodyEnded = errors.New("s3store: request body read after its call returned")
+
+func newRequestBody(b []byte) *requestBody { return &requestBody{r: bytes.NewReader(b)} }
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return 0, errBodyEnded
+	}
+	return b.r.Read(p)
+}
+
+func (b *requestBody) Seek(offset int64, whence int) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return 0, errBodyEnded
+	}
+	return b.r.Seek(offset, whence)
+}
+
+func (b *requestBody) end() {
+	b.mu.Lock()
+	b.ended = true
+	b.mu.Unlock()
 }

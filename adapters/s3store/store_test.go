@@ -174,3 +174,23 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		t.Fatalf("bucket %q prefix %q, want bucket and a/b/", s.bucket, s.prefix)
 	}
 }
+
+// A request body stops reading once its call has returned, so the caller
+// may reuse the slice while net/http still holds the reader.
+func TestRequestBodyEnds(t *testing.T) {
+	b := newRequestBody([]byte("abcdef"))
+	p := make([]byte, 3)
+	if n, err := b.Read(p); n != 3 || err != nil || string(p) != "abc" {
+		t.Fatalf("read: %d %v %q", n, err, p)
+	}
+	if pos, err := b.Seek(0, io.SeekStart); pos != 0 || err != nil {
+		t.Fatalf("seek: %d %v", pos, err)
+	}
+	b.end()
+	if n, err := b.Read(p); n != 0 || !errors.Is(err, errBodyEnded) {
+		t.Fatalf("read after end: %d %v", n, err)
+	}
+	if _, err := b.Seek(0, io.SeekStart); !errors.Is(err, errBodyEnded) {
+		t.Fatalf("seek after end: %v", err)
+	}
+}

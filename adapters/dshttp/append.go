@@ -55,7 +55,7 @@ func (s *server) append(c echo.Context, name string) error {
 		return s.explainBody(c, name, req.ContentType, err)
 	}
 	if req.WriterSeq = r.Header.Get(headerSeq); len(req.WriterSeq) > maxWriterSeqBytes {
-		return s.explain(c, name, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))
+		return s.explainBody(c, name, req.ContentType, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))
 	}
 	return s.writeAppend(c, name, req)
 }
@@ -69,9 +69,9 @@ func (s *server) explain(c echo.Context, name string, err error) error {
 	return err
 }
 
-// explainBody explains a body that does not decode as contentType: a
+// explainBody explains a refused append with a body of contentType: a
 // missing or closed stream, or one of another content type, comes before
-// the body's own fault.
+// the fault of the body or of the headers checked after it.
 func (s *server) explainBody(c echo.Context, name, contentType string, err error) error {
 	info, herr := s.streams.Head(c.Request().Context(), name)
 	switch {

@@ -62,6 +62,10 @@ func TestAppendIsOneServiceCall(t *testing.T) {
 	h.create("/t", "Content-Type", "text/plain")
 	wantError(t, h.do(http.MethodPost, "/t", []byte(`{broken`), "Content-Type", "application/json"), http.StatusConflict, "does not match")
 	wantError(t, h.do(http.MethodPost, "/missing", []byte(`{broken`), "Content-Type", "application/json"), http.StatusNotFound, "not found")
+	// So is one with an over-long Stream-Seq: the content type comes first.
+	long := strings.Repeat("s", maxWriterSeqBytes+1)
+	wantError(t, h.do(http.MethodPost, "/t", []byte(`{}`), "Content-Type", "application/json", "Stream-Seq", long), http.StatusConflict, "does not match")
+	wantError(t, h.do(http.MethodPost, "/t", []byte(`x`), "Content-Type", "text/plain", "Stream-Seq", long), http.StatusBadRequest, "Stream-Seq")
 }
 
 func TestAppendErrors(t *testing.T) {

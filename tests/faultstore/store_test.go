@@ -102,6 +102,18 @@ func TestAmbiguousDoesTheWork(t *testing.T) {
 	if _, err := inner.Get(ctx, "put", 0, -1); !errors.Is(err, ports.ErrNotFound) {
 		t.Fatalf("the ambiguous Delete did not delete: %v", err)
 	}
+	// An ambiguous delete of several keys deletes every second one.
+	for _, k := range []string{"m/0", "m/1", "m/2", "m/3"} {
+		if err := inner.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, "m/0", "m/1", "m/2", "m/3"); !errors.Is(err, faultstore.ErrInjected) {
+		t.Fatalf("Delete of four keys = %v, want ErrInjected", err)
+	}
+	if left, _ := inner.List(ctx, "m/", "", 10); len(left) != 2 || left[0].Key != "m/0" || left[1].Key != "m/2" {
+		t.Fatalf("after a partial delete: %v, want m/0 and m/2", left)
+	}
 	if c := s.Counts(faultstore.OpPutIfAbsent); c.Calls != 2 || c.Ambiguous != 2 || c.Failed != 0 {
 		t.Fatalf("put-if-absent counts = %+v, want 2 calls, 2 ambiguous", c)
 	}

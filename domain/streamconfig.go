@@ -28,6 +28,10 @@ type StreamConfig struct {
 	ForkAtGiven bool
 	ForkAt      uint64
 	ForkSub     uint64
+	// AccessedAtMs is when a stream with an idle TTL was last read or
+	// written, as its writer recorded it on letting the stream go (unix ms;
+	// 0: never recorded). It lets the stream expire while nobody holds it.
+	AccessedAtMs int64
 }
 
 // IsJSON reports whether a content type is JSON (application/json, any
@@ -77,7 +81,10 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	b = append(b, cfg.ContentType...)
 	b = binary.AppendUvarint(b, cfg.TTLSec)
 	b = binary.AppendVarint(b, cfg.ExpiresAtMs)
-	forked := cfg.ForkAtGiven || cfg.ForkAt != 0 || cfg.ForkSub != 0
+	// Later fields are written only when set, and then every one before
+	// them too: fields are positional.
+	accessed := cfg.AccessedAtMs != 0
+	forked := cfg.ForkAtGiven || cfg.ForkAt != 0 || cfg.ForkSub != 0 || accessed
 	if cfg.IdleTTLSec != 0 || forked {
 		b = binary.AppendUvarint(b, cfg.IdleTTLSec)
 	}
@@ -85,6 +92,9 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 		b = append(b, boolByte(cfg.ForkAtGiven))
 		b = binary.AppendUvarint(b, cfg.ForkAt)
 		b = binary.AppendUvarint(b, cfg.ForkSub)
+	}
+	if accessed {
+		b = binary.AppendVarint(b, cfg.AccessedAtMs)
 	}
 	return b
 }
@@ -141,8 +151,15 @@ func decodeForkConfig(cfg StreamConfig, rest []byte) (StreamConfig, error) {
 	if cfg.ForkAt, size = binary.Uvarint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: fork point truncated or too long")
 	}
-	if cfg.ForkSub, size = binary.Uvarint(rest[size:]); size <= 0 {
+	rest = rest[size:]
+	if cfg.ForkSub, size = binary.Uvarint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: fork sub-offset truncated or too long")
+	}
+	if rest = rest[size:]; len(rest) == 0 {
+		return cfg, nil
+	}
+	if cfg.AccessedAtMs, size = binary.Varint(rest); size <= 0 {
+		return StreamConfig{}, malformed("stream config: access time truncated or too long")
 	}
 	return cfg, nil
 }

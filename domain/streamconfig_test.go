@@ -24,17 +24,30 @@ var streamConfigSample = StreamConfig{
 	ExpiresAtMs: 1_700_000_000_123,
 }
 
+// streamConfigFullSample has the later fields too (idle TTL, fork, access
+// time), in their own golden file.
+var streamConfigFullSample = StreamConfig{
+	ContentType: "application/json", TTLSec: 60, ExpiresAtMs: 1_700_000_000_123,
+	IdleTTLSec: 3600, ForkAtGiven: true, ForkAt: 42, ForkSub: 7, AccessedAtMs: 1_700_000_500_000,
+}
+
 func TestStreamConfigGolden(t *testing.T) {
+	checkStreamConfigGolden(t, streamConfigGolden, streamConfigSample)
+	checkStreamConfigGolden(t, filepath.Join("testdata", "golden", "wire", "stream_config_v1_full.hex"), streamConfigFullSample)
+}
+
+func checkStreamConfigGolden(t *testing.T, file string, sample StreamConfig) {
+	t.Helper()
 	if *update {
-		out := hex.EncodeToString(EncodeStreamConfig(streamConfigSample)) + "\n"
-		if err := os.MkdirAll(filepath.Dir(streamConfigGolden), 0o755); err != nil {
+		out := hex.EncodeToString(EncodeStreamConfig(sample)) + "\n"
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(streamConfigGolden, []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	raw, err := os.ReadFile(streamConfigGolden)
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("missing golden file (run with -update): %v", err)
 	}
@@ -46,8 +59,8 @@ func TestStreamConfigGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decode golden: %v", err)
 	}
-	if cfg != streamConfigSample {
-		t.Fatalf("golden decodes to %+v, want %+v", cfg, streamConfigSample)
+	if cfg != sample {
+		t.Fatalf("golden decodes to %+v, want %+v", cfg, sample)
 	}
 	if got := EncodeStreamConfig(cfg); !bytes.Equal(got, want) {
 		t.Errorf("re-encoding changed the bytes:\n got %x\nwant %x", got, want)
@@ -76,6 +89,7 @@ func TestDecodeStreamConfigEmptyMetaIsDefault(t *testing.T) {
 func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
 	sample := streamConfigSample
 	sample.IdleTTLSec, sample.ForkAtGiven, sample.ForkAt, sample.ForkSub = 7, true, 40, 3
+	sample.AccessedAtMs = 1_700_000_000_456
 	later := binary.AppendUvarint(EncodeStreamConfig(sample), 12345)
 	later = append(later, "a later field"...)
 	cfg, err := DecodeStreamConfig(later)
@@ -91,6 +105,12 @@ func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
 	idleOnly.IdleTTLSec = 9
 	if cfg, err := DecodeStreamConfig(EncodeStreamConfig(idleOnly)); err != nil || cfg != idleOnly {
 		t.Fatalf("idle TTL only: %+v, %v", cfg, err)
+	}
+	// Meta with the fork fields but no access time reads it as 0.
+	forked := idleOnly
+	forked.ForkAt = 5
+	if cfg, err := DecodeStreamConfig(EncodeStreamConfig(forked)); err != nil || cfg != forked {
+		t.Fatalf("fork fields only: %+v, %v", cfg, err)
 	}
 }
 
@@ -127,6 +147,13 @@ func TestStreamConfigRoundTrip(t *testing.T) {
 			ContentType: rapid.OneOf(rapid.String(), rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) })).Draw(t, "content type"),
 			TTLSec:      rapid.Uint64().Draw(t, "ttl"),
 			ExpiresAtMs: rapid.Int64().Draw(t, "expires"),
+		}
+		if rapid.Bool().Draw(t, "later fields") {
+			cfg.IdleTTLSec = rapid.Uint64().Draw(t, "idle ttl")
+			cfg.ForkAtGiven = rapid.Bool().Draw(t, "fork at given")
+			cfg.ForkAt = rapid.Uint64().Draw(t, "fork at")
+			cfg.ForkSub = rapid.Uint64().Draw(t, "fork sub")
+			cfg.AccessedAtMs = rapid.Int64().Draw(t, "accessed at")
 		}
 		got, err := DecodeStreamConfig(EncodeStreamConfig(cfg))
 		if err != nil || got != cfg {

@@ -246,7 +246,7 @@ func (n *Node) Close() error {
 	n.Drain()
 	if n.engine != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := n.engine.CloseAll(ctx); err != nil {
+		if err := n.streams.HandOff(ctx); err != nil {
 			n.cfg.Logger.Warn("some streams were not handed back cleanly; the next owner recovers them from the WAL", "err", err)
 		}
 		cancel()

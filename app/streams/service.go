@@ -129,8 +129,15 @@ func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 	if cfg.ExpiresAtMs != 0 && now >= cfg.ExpiresAtMs {
 		return true
 	}
-	if cfg.IdleTTLSec == 0 || !s.isLocal(st.ID) {
+	if cfg.IdleTTLSec == 0 {
 		return false
+	}
+	if !s.isLocal(st.ID) {
+		// This process saw none of its accesses: only the last access
+		// its writer recorded on letting it go counts, and only while
+		// nobody holds it (a new writer starts its window again).
+		v := s.cfg.Plane.View()
+		return cfg.AccessedAtMs > 0 && !v.IsOpen(st) && now > cfg.AccessedAtMs+int64(cfg.IdleTTLSec)*1000
 	}
 	last := max(st.CreatedMs, s.access.last(st.ID))
 	return now > last+int64(cfg.IdleTTLSec)*1000

@@ -393,6 +393,50 @@ func TestWriterSequenceMustIncrease(t *testing.T) {
 	}
 }
 
+// A stream handed back with HandOff carries its last access in its config:
+// the lease holder expires it while nobody holds it, from that time.
+func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	ctx := context.Background()
+	if _, _, err := a.svc.Create(ctx, "/idle", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, a, "/plain")
+	c.advance(time.Second)
+	if _, err := a.svc.Read(ctx, "/idle", 0, ports.ReadLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.svc.HandOff(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, log, store, 2, c)
+	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	exists := func(name string) bool {
+		v := b.plane.View()
+		_, ok := v.StreamByName(name)
+		return ok
+	}
+	c.advance(1500 * time.Millisecond) // 1.5 s after the last access
+	b.svc.sweepUnowned(ctx)
+	if !exists("/idle") {
+		t.Fatal("expired 1.5 s after its last access, with a TTL of 2 s")
+	}
+	c.advance(time.Second)
+	if _, err := b.svc.Head(ctx, "/idle"); !errors.Is(err, ports.ErrStreamNotFound) {
+		t.Fatalf("head 2.5 s after the last access: %v, want not found", err)
+	}
+	b.svc.sweepUnowned(ctx)
+	if exists("/idle") {
+		t.Fatal("the lease holder did not delete the expired stream")
+	}
+	if !exists("/plain") {
+		t.Fatal("a stream without a TTL was deleted")
+	}
+}
+
 // TestIdleTTLIsJudgedByTheWriterOnly: a stream handed to another node is
 // not expired there by a clock that never saw its accesses; its window
 // starts again when the new node opens it.

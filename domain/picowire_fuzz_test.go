@@ -176,7 +176,7 @@ func FuzzParseWire(f *testing.F) {
 	for _, s := range []string{"", "0", "00", "1", "-1", "-0", "-", "+1", " 1", "true", "TRUE", "False", "falſe",
 		"9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
 		"00000000000000000042", "-9223372036854775809", "1e3", "now",
-		string(EncodeStreamConfig(streamConfigSample)), string(EncodeStreamConfig(StreamConfig{})),
+		string(EncodeStreamConfig(streamConfigSample)), string(EncodeStreamConfig(streamConfigFullSample)), string(EncodeStreamConfig(StreamConfig{})),
 		"\x01\x00\x00\x00trailing", "\x01\x05ab", "\x02\x00\x00\x00"} {
 		f.Add(s)
 	}

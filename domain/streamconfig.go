@@ -30,8 +30,11 @@ type StreamConfig struct {
 	ForkSub     uint64
 	// AccessedAtMs is when a stream with an idle TTL was last read or
 	// written, as its writer recorded it on letting the stream go (unix ms;
-	// 0: never recorded). It lets the stream expire while nobody holds it.
-	AccessedAtMs int64
+	// 0: never recorded), and AccessedAtEpoch the stream epoch it wrote at.
+	// They let the stream expire while nobody holds it; a later writer (a
+	// higher epoch) makes them stale.
+	AccessedAtMs    int64
+	AccessedAtEpoch uint64
 }
 
 // IsJSON reports whether a content type is JSON (application/json, any
@@ -59,7 +62,8 @@ func mediaType(ct string) string {
 // Layout of version 1:
 //
 //	u8 version=1 | uvarint len | content type | uvarint ttl_sec | varint expires_at_ms
-//	[ | uvarint idle_ttl_sec [ | u8 fork_at_given | uvarint fork_at | uvarint fork_sub ] ]
+//	[ | uvarint idle_ttl_sec [ | u8 fork_at_given | uvarint fork_at | uvarint fork_sub
+//	[ | varint accessed_at_ms | uvarint accessed_at_epoch ] ] ]
 //	(added later in version 1; absent fields read as 0)
 //
 // Evolution rule: new fields are only ever appended. A decoder reads the
@@ -83,7 +87,7 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	b = binary.AppendVarint(b, cfg.ExpiresAtMs)
 	// Later fields are written only when set, and then every one before
 	// them too: fields are positional.
-	accessed := cfg.AccessedAtMs != 0
+	accessed := cfg.AccessedAtMs != 0 || cfg.AccessedAtEpoch != 0
 	forked := cfg.ForkAtGiven || cfg.ForkAt != 0 || cfg.ForkSub != 0 || accessed
 	if cfg.IdleTTLSec != 0 || forked {
 		b = binary.AppendUvarint(b, cfg.IdleTTLSec)
@@ -95,6 +99,7 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	}
 	if accessed {
 		b = binary.AppendVarint(b, cfg.AccessedAtMs)
+		b = binary.AppendUvarint(b, cfg.AccessedAtEpoch)
 	}
 	return b
 }
@@ -160,6 +165,9 @@ func decodeForkConfig(cfg StreamConfig, rest []byte) (StreamConfig, error) {
 	}
 	if cfg.AccessedAtMs, size = binary.Varint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: access time truncated or too long")
+	}
+	if cfg.AccessedAtEpoch, size = binary.Uvarint(rest[size:]); size <= 0 {
+		return StreamConfig{}, malformed("stream config: access epoch truncated or too long")
 	}
 	return cfg, nil
 }

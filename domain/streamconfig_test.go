@@ -28,7 +28,7 @@ var streamConfigSample = StreamConfig{
 // time), in their own golden file.
 var streamConfigFullSample = StreamConfig{
 	ContentType: "application/json", TTLSec: 60, ExpiresAtMs: 1_700_000_000_123,
-	IdleTTLSec: 3600, ForkAtGiven: true, ForkAt: 42, ForkSub: 7, AccessedAtMs: 1_700_000_500_000,
+	IdleTTLSec: 3600, ForkAtGiven: true, ForkAt: 42, ForkSub: 7, AccessedAtMs: 1_700_000_500_000, AccessedAtEpoch: 3,
 }
 
 func TestStreamConfigGolden(t *testing.T) {
@@ -89,7 +89,7 @@ func TestDecodeStreamConfigEmptyMetaIsDefault(t *testing.T) {
 func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
 	sample := streamConfigSample
 	sample.IdleTTLSec, sample.ForkAtGiven, sample.ForkAt, sample.ForkSub = 7, true, 40, 3
-	sample.AccessedAtMs = 1_700_000_000_456
+	sample.AccessedAtMs, sample.AccessedAtEpoch = 1_700_000_000_456, 2
 	later := binary.AppendUvarint(EncodeStreamConfig(sample), 12345)
 	later = append(later, "a later field"...)
 	cfg, err := DecodeStreamConfig(later)
@@ -139,6 +139,9 @@ func TestDecodeStreamConfigRejects(t *testing.T) {
 			wantMalformed(t, err, tc.want)
 		})
 	}
+	full := EncodeStreamConfig(streamConfigFullSample)
+	_, err := DecodeStreamConfig(full[:len(full)-1])
+	wantMalformed(t, err, "access epoch truncated")
 }
 
 func TestStreamConfigRoundTrip(t *testing.T) {
@@ -154,6 +157,7 @@ func TestStreamConfigRoundTrip(t *testing.T) {
 			cfg.ForkAt = rapid.Uint64().Draw(t, "fork at")
 			cfg.ForkSub = rapid.Uint64().Draw(t, "fork sub")
 			cfg.AccessedAtMs = rapid.Int64().Draw(t, "accessed at")
+			cfg.AccessedAtEpoch = rapid.Uint64().Draw(t, "accessed at epoch")
 		}
 		got, err := DecodeStreamConfig(EncodeStreamConfig(cfg))
 		if err != nil || got != cfg {

@@ -2,15 +2,18 @@ package streams
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/picomq/pico/domain"
 )
 
 // HandOff gives every stream this process holds back to the cluster
-// (Engine.CloseAll), first recording in each idle-TTL stream's config when
-// it was last read or written: only this process knows, and the lease
-// holder needs it to expire the stream while nobody holds it. Streams that
+// (Engine.CloseAll), first recording in each idle-TTL stream's config that
+// it was held until now: only this process knows its accesses, and the
+// lease holder needs a time to expire the stream from while nobody holds
+// it. Now, not the last access, because requests may still touch streams
+// until they are closed; that can only lengthen the window. Streams that
 // cannot be recorded are handed back all the same, to start their window
 // again with their next writer.
 func (s *Service) HandOff(ctx context.Context) error {
@@ -25,6 +28,7 @@ const handOffBatch = 128
 
 func (s *Service) recordAccesses(ctx context.Context) error {
 	v := s.cfg.Plane.View()
+	now := s.cfg.Now().UnixMilli()
 	var cmds []domain.Command
 	for _, id := range s.cfg.Engine.Local() {
 		st, ok := v.Stream(id)
@@ -35,13 +39,23 @@ func (s *Service) recordAccesses(ctx context.Context) error {
 		if err != nil || cfg.IdleTTLSec == 0 {
 			continue
 		}
-		cfg.AccessedAtMs = max(cfg.AccessedAtMs, st.CreatedMs, s.access.last(id))
+		cfg.AccessedAtMs, cfg.AccessedAtEpoch = now, st.Epoch
 		cmds = append(cmds, &domain.SetStreamMeta{By: s.cfg.By, Stream: id, Epoch: st.Epoch, Meta: domain.EncodeStreamConfig(cfg)})
 	}
+	refused := 0
 	for batch := range slices.Chunk(cmds, handOffBatch) {
-		if _, err := s.cfg.Plane.Propose(ctx, batch...); err != nil {
+		rs, err := s.cfg.Plane.Propose(ctx, batch...)
+		if err != nil {
 			return err
 		}
+		for _, r := range rs {
+			if !r.OK() {
+				refused++
+			}
+		}
+	}
+	if refused > 0 {
+		return fmt.Errorf("%d of %d streams refused the record (no longer written here)", refused, len(cmds))
 	}
 	return nil
 }

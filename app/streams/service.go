@@ -135,9 +135,11 @@ func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 	if !s.isLocal(st.ID) {
 		// This process saw none of its accesses: only the last access
 		// its writer recorded on letting it go counts, and only while
-		// nobody holds it (a new writer starts its window again).
+		// nobody holds it and nobody has written it since (a new writer
+		// starts its window again, at a higher epoch).
 		v := s.cfg.Plane.View()
-		return cfg.AccessedAtMs > 0 && !v.IsOpen(st) && now > cfg.AccessedAtMs+int64(cfg.IdleTTLSec)*1000
+		recorded := cfg.AccessedAtMs > 0 && cfg.AccessedAtEpoch == st.Epoch
+		return recorded && !v.IsOpen(st) && now > cfg.AccessedAtMs+int64(cfg.IdleTTLSec)*1000
 	}
 	last := max(st.CreatedMs, s.access.last(st.ID))
 	return now > last+int64(cfg.IdleTTLSec)*1000

@@ -437,6 +437,40 @@ func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
 	}
 }
 
+// A recorded access goes stale once another writer opens the stream: if
+// that writer then dies without recording its own, the stream waits for its
+// next writer instead of expiring from the older record.
+func TestIdleTTLRecordIsStaleAfterANewWriter(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	ctx := context.Background()
+	if _, _, err := a.svc.Create(ctx, "/idle", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.svc.HandOff(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, log, store, 2, c)
+	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(time.Second)
+	mustAppend(t, b, "/idle", "y")
+	// b dies: its node registers again, at a new epoch, without a handoff.
+	if r, err := b.plane.ProposeOne(ctx, &domain.RegisterNode{Node: 2, Epoch: 2, Address: "http://node2", Slots: 1}); err != nil || !r.OK() {
+		t.Fatalf("register again: %v %v", r, err)
+	}
+	c.advance(10 * time.Second)
+	if err := a.plane.WaitFor(ctx, b.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	a.svc.sweepUnowned(ctx)
+	v := a.plane.View()
+	if _, ok := v.StreamByName("/idle"); !ok {
+		t.Fatal("expired from an access recorded before another writer had it")
+	}
+}
+
 // TestIdleTTLIsJudgedByTheWriterOnly: a stream handed to another node is
 // not expired there by a clock that never saw its accesses; its window
 // starts again when the new node opens it.

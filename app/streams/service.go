@@ -120,10 +120,11 @@ func (s *Service) touch(name string) (stream, error) {
 }
 
 // expired: past its absolute expiry, or idle for longer than its idle TTL.
-// Access times live in the memory of the stream's writer, so only the
-// writer judges an idle TTL; elsewhere it never counts as passed. A stream
-// opened here (after a restart or a handoff) counts as accessed when it
-// was opened: a move can lengthen an idle TTL but never cuts one short.
+// Access times live in the memory of the stream's writer, so the writer
+// judges an idle TTL; elsewhere only the time a writer recorded when it let
+// the stream go counts (see HandOff). A stream opened here (after a restart
+// or a handoff) counts as accessed when it was opened: a move can lengthen
+// an idle TTL but never cuts one short.
 func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 	now := s.cfg.Now().UnixMilli()
 	if cfg.ExpiresAtMs != 0 && now >= cfg.ExpiresAtMs {

@@ -68,7 +68,11 @@ type Engine struct {
 	// may still apply, so they are opened again at a new epoch (which makes
 	// it stale), never reused at the epoch it names. Under mu.
 	closing map[uint64]bool
-	opens   flights
+	// recovering holds opens whose OpenStream applied (or may have) but
+	// whose recovery did not finish: the next open here finishes it from
+	// the same predecessor, which the metadata no longer names. Under mu.
+	recovering map[uint64]pendingRecovery
+	opens      flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
 	// not once per stream. fencing guards it.
@@ -109,7 +113,8 @@ func New(cfg Config) *Engine {
 	if cfg.UploadThresholdBytes <= 0 {
 		cfg.UploadThresholdBytes = 32 << 20
 	}
-	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{}, blocks: newBlockCache(cfg.BlockCacheBytes),
+	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{},
+		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),
 		fenced: map[domain.Proposer]*fencedWAL{},
 		room:   make(chan struct{}), kick: make(chan struct{}, 1)}
 }
@@ -154,7 +159,13 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	own := st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch
 	e.mu.Lock()
 	closing := e.closing[id]
+	pending, unfinished := e.recovering[id]
+	delete(e.recovering, id)
 	e.mu.Unlock()
+	if unfinished && v.IsOpen(st) && own && st.Epoch == pending.epoch {
+		// Opened here before, and the recovery failed: finish it.
+		return e.recoverOrRemember(ctx, pending)
+	}
 	if v.IsOpen(st) && own && !closing {
 		// Opened by this process at create, not yet written here.
 		return e.reopenOwn(ctx, st)
@@ -164,9 +175,10 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	// a writer that vanished must be fenced and read.
 	n, alive := v.Node(st.Owner)
 	closedCleanly := (alive && !st.Open && n.Epoch == st.OwnerEpoch) || (own && closing)
-	prev := *st
-	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.OpenStream{By: e.cfg.By, Stream: id, Epoch: st.Epoch + 1})
+	pending = pendingRecovery{prev: *st, epoch: st.Epoch + 1, fence: !closedCleanly}
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.OpenStream{By: e.cfg.By, Stream: id, Epoch: pending.epoch})
 	if err != nil {
+		e.remember(pending) // the open may have applied
 		return err
 	}
 	switch r.Code {
@@ -178,13 +190,35 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	default:
 		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	}
-	if err := e.recover(ctx, &prev, st.Epoch+1, !closedCleanly); err != nil {
+	return e.recoverOrRemember(ctx, pending)
+}
+
+// pendingRecovery is an open whose recovery is to be done: the stream as it
+// was before, the epoch it was opened at, and whether its previous writer
+// must be fenced and read.
+type pendingRecovery struct {
+	prev  domain.Stream
+	epoch uint64
+	fence bool
+}
+
+// recoverOrRemember recovers an opened stream, or remembers the recovery
+// for the next open if it fails.
+func (e *Engine) recoverOrRemember(ctx context.Context, p pendingRecovery) error {
+	if err := e.recover(ctx, &p.prev, p.epoch, p.fence); err != nil {
+		e.remember(p)
 		return err
 	}
 	e.mu.Lock()
-	delete(e.closing, id)
+	delete(e.closing, p.prev.ID)
 	e.mu.Unlock()
 	return nil
+}
+
+func (e *Engine) remember(p pendingRecovery) {
+	e.mu.Lock()
+	e.recovering[p.prev.ID] = p
+	e.mu.Unlock()
 }
 
 // committedStream is stream st at epoch as its data objects hold it: its

@@ -32,9 +32,9 @@ const reservationTTLMs = 10 * 60 * 1000
 func (e *Engine) Upload(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, full, err := e.uploadOnce(ctx)
+		n, more, err := e.uploadOnce(ctx)
 		total += n
-		if n == 0 || !full || err != nil {
+		if !more || err != nil {
 			return total, err
 		}
 	}
@@ -43,8 +43,9 @@ func (e *Engine) Upload(ctx context.Context) (int, error) {
 // uploadOnce writes one data object: reserve an id through the log, PUT the
 // object, commit it (advancing every included stream's end offset at once),
 // then drop the committed records from memory down to the tail cache and
-// delete the WAL bulks that are now covered.
-func (e *Engine) uploadOnce(ctx context.Context) (n int, full bool, err error) {
+// delete the WAL bulks that are now covered. more reports that another pass
+// has work to do: this one was full, or adopted an earlier commit.
+func (e *Engine) uploadOnce(ctx context.Context) (n int, more bool, err error) {
 	e.uploading.Lock()
 	defer e.uploading.Unlock()
 	parts, full := e.collect()
@@ -52,6 +53,9 @@ func (e *Engine) uploadOnce(ctx context.Context) (n int, full bool, err error) {
 		return 0, false, e.retireWAL(ctx)
 	}
 	n, err = e.uploadParts(ctx, parts)
+	if errors.Is(err, errAdopted) {
+		return n, true, nil
+	}
 	return n, full && err == nil, err
 }
 
@@ -142,21 +146,28 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 			}
 			return n, nil
 		}
-		if parts = e.stillWritable(parts); len(parts) == 0 {
+		var adopted bool
+		if parts, adopted = e.stillWritable(parts); len(parts) == 0 {
+			if adopted {
+				return 0, errAdopted
+			}
 			return 0, nil
 		}
 	}
 	return 0, fmt.Errorf("engine: commit object %d kept failing", id)
 }
 
+// errAdopted: an upload pass committed nothing of its own, but adopted an
+// earlier commit (see stillWritable), so another pass has work to do.
+var errAdopted = errors.New("engine: upload adopted an earlier commit")
+
 // stillWritable keeps the parts whose commit may be retried as they are:
 // streams this process still writes, whose committed end is where the part
 // starts. A stream whose end is past that had an earlier commit of ours
 // apply though its outcome was unknown: that end is taken as committed
 // here, and the rest of its records go in the next pass.
-func (e *Engine) stillWritable(parts []uploadPart) []uploadPart {
+func (e *Engine) stillWritable(parts []uploadPart) (keep []uploadPart, adopted bool) {
 	v := e.cfg.Plane.View()
-	var keep []uploadPart
 	for _, p := range parts {
 		st, ok := v.Stream(p.s.id)
 		if !ok || !v.IsOpen(st) || st.Epoch != p.s.epoch || st.Owner != e.cfg.By.Node || st.OwnerEpoch != e.cfg.By.Epoch {
@@ -170,9 +181,10 @@ func (e *Engine) stillWritable(parts []uploadPart) []uploadPart {
 			done.Records = done.Records[:st.End-p.frame.Offset]
 			p.s.commitTo(st.End, e.cfg.TailRecords)
 			e.release(done.Size())
+			adopted = true
 		}
 	}
-	return keep
+	return keep, adopted
 }
 
 // commitTo records that offsets below end are committed and drops records

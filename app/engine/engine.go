@@ -159,6 +159,9 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	own := st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch
 	e.mu.Lock()
 	closing := e.closing[id]
+	if !own {
+		delete(e.closing, id) // another writer had it since: nothing is pending
+	}
 	pending, unfinished := e.recovering[id]
 	delete(e.recovering, id)
 	e.mu.Unlock()

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,8 +24,9 @@ import (
 // BenchmarkVersusReference measures, side by side in one run, 1 KiB appends
 // over the Durable Streams protocol to pico (on versitygw) and to the Node
 // reference server (its file store, which fsyncs every append): appends/s
-// and per-request p50/p99 for 1 and 64 concurrent appenders, each appender
-// on its own stream, and the ratio of the two throughputs. An op is a
+// per-request p50/p99 and the server process's CPU time per append, for 1
+// and 64 concurrent appenders, each appender on its own stream, and the
+// ratio of the two throughputs. An op is a
 // millisecond of load on each server (-benchtime 5000x: 5 s each). Both
 // servers are driven by the same Go loop, so the client costs the same on
 // both sides.
@@ -33,8 +37,10 @@ import (
 func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
 	bucket := s3test.URL(b)
-	pico := target{name: "pico", url: startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket).URL}
-	ref := target{name: "ref", url: startRefServer(b).url}
+	picoProc := startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket)
+	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid}
+	refProc := startRefServer(b)
+	ref := target{name: "ref", url: refProc.url, pid: refProc.pid}
 	store, err := s3store.Open(context.Background(), bucket)
 	if err != nil {
 		b.Fatal(err)
@@ -97,16 +103,21 @@ func (t target) alternate(b *testing.B, store ports.ObjectStore, span time.Durat
 type target struct {
 	name string
 	url  string // DS base URL
+	pid  int    // its process, whose CPU time is measured
 }
 
 // loadResult is one server's side of a run.
 type loadResult struct {
 	perSec  float64
+	cpu     time.Duration   // the server process's, per append (0: unknown)
 	latency []time.Duration // of every append, sorted
 }
 
 func (r loadResult) report(b *testing.B, who string) {
 	b.ReportMetric(r.perSec, who+"-appends/s")
+	if r.cpu > 0 {
+		b.ReportMetric(float64(r.cpu.Nanoseconds())/1000, who+"-server-cpu-µs/append")
+	}
 	if len(r.latency) == 0 {
 		return
 	}
@@ -153,6 +164,7 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 	latency := make([][]time.Duration, appenders)
 	var wg sync.WaitGroup
 	b.StartTimer()
+	cpuBefore, cpuKnown := processCPU(t.pid)
 	start := time.Now()
 	for w := range appenders {
 		wg.Go(func() {
@@ -168,9 +180,37 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpuAfter, cpuKnownAfter := processCPU(t.pid)
 	all := slices.Concat(latency...)
 	slices.Sort(all)
-	return loadResult{perSec: float64(len(all)) / elapsed.Seconds(), latency: all}
+	r := loadResult{perSec: float64(len(all)) / elapsed.Seconds(), latency: all}
+	if cpuKnown && cpuKnownAfter && len(all) > 0 {
+		r.cpu = (cpuAfter - cpuBefore) / time.Duration(len(all))
+	}
+	return r
+}
+
+// processCPU is the user and system CPU time process pid has used, read
+// from /proc (Linux, at the usual 100 clock ticks a second).
+func processCPU(pid int) (time.Duration, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name may hold spaces: the fields that follow start
+	// after its closing parenthesis; utime and stime are the 12th and
+	// 13th of them.
+	i := bytes.LastIndexByte(stat, ')')
+	fields := strings.Fields(string(stat[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 // appendOnce posts body to stream. A plain append is answered 204; 200 is

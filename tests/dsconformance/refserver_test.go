@@ -13,6 +13,7 @@ import (
 // ref-server.mjs.
 type refServer struct {
 	url string
+	pid int
 }
 
 var refLine = regexp.MustCompile(`reference server on (http://\S+)`)
@@ -61,7 +62,7 @@ func startRefServer(t testing.TB, args ...string) *refServer {
 		if !ok {
 			t.Fatal("ref-server.mjs exited without printing its URL")
 		}
-		return &refServer{url: url}
+		return &refServer{url: url, pid: cmd.Process.Pid}
 	case <-time.After(30 * time.Second):
 		t.Fatal("ref-server.mjs printed no URL within 30 s")
 	}

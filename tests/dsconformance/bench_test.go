@@ -23,13 +23,12 @@ import (
 
 // BenchmarkVersusReference measures, side by side in one run, 1 KiB appends
 // over the Durable Streams protocol to pico (on versitygw) and to the Node
-// reference server (its file store, which fsyncs every append): appends/s
+// reference server (its file store, which fsyncs every append): appends/s,
 // per-request p50/p99 and the server process's CPU time per append, for 1
 // and 64 concurrent appenders, each appender on its own stream, and the
-// ratio of the two throughputs. An op is a
-// millisecond of load on each server (-benchtime 5000x: 5 s each). Both
-// servers are driven by the same Go loop, so the client costs the same on
-// both sides.
+// ratio of the two throughputs. An op is a millisecond of load on each
+// server (-benchtime 5000x: 5 s each). Both servers are driven by the same
+// Go loop, so the client costs the same on both sides.
 //
 // With one appender it also alternates, for as long again, lone appends with
 // raw 1 KiB PUTs to the same bucket, one of each in turn, so both see the

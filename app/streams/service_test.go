@@ -393,27 +393,38 @@ func TestWriterSequenceMustIncrease(t *testing.T) {
 	}
 }
 
-// A stream handed back with HandOff carries its last access in its config:
-// the lease holder expires it while nobody holds it, from that time.
-func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
+// idleHandedOff creates /idle (idle TTL 2 s) on a first node, lets
+// handOff give it back, and starts a second node that has seen all of it.
+func idleHandedOff(t *testing.T, handOff func(a *process, c *clock) error) (a, b *process, c *clock) {
+	t.Helper()
 	log, store, c := memlogAndStore()
-	a := start(t, log, store, 1, c)
+	a = start(t, log, store, 1, c)
 	ctx := context.Background()
 	if _, _, err := a.svc.Create(ctx, "/idle", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, a, "/plain")
-	c.advance(time.Second)
-	if _, err := a.svc.Read(ctx, "/idle", 0, ports.ReadLimits{}); err != nil {
+	if err := handOff(a, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.svc.HandOff(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := start(t, log, store, 2, c)
+	b = start(t, log, store, 2, c)
 	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
 		t.Fatal(err)
 	}
+	return a, b, c
+}
+
+// A stream handed back with HandOff carries its last access in its config:
+// the lease holder expires it while nobody holds it, from that time.
+func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
+	ctx := context.Background()
+	_, b, c := idleHandedOff(t, func(a *process, c *clock) error {
+		mustCreate(t, a, "/plain")
+		c.advance(time.Second)
+		if _, err := a.svc.Read(ctx, "/idle", 0, ports.ReadLimits{}); err != nil {
+			return err
+		}
+		return a.svc.HandOff(ctx)
+	})
 	exists := func(name string) bool {
 		v := b.plane.View()
 		_, ok := v.StreamByName(name)
@@ -441,19 +452,8 @@ func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
 // that writer then dies without recording its own, the stream waits for its
 // next writer instead of expiring from the older record.
 func TestIdleTTLRecordIsStaleAfterANewWriter(t *testing.T) {
-	log, store, c := memlogAndStore()
-	a := start(t, log, store, 1, c)
 	ctx := context.Background()
-	if _, _, err := a.svc.Create(ctx, "/idle", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.svc.HandOff(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := start(t, log, store, 2, c)
-	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
-		t.Fatal(err)
-	}
+	a, b, c := idleHandedOff(t, func(a *process, _ *clock) error { return a.svc.HandOff(ctx) })
 	c.advance(time.Second)
 	mustAppend(t, b, "/idle", "y")
 	// b dies: its node registers again, at a new epoch, without a handoff.
@@ -475,19 +475,8 @@ func TestIdleTTLRecordIsStaleAfterANewWriter(t *testing.T) {
 // not expired there by a clock that never saw its accesses; its window
 // starts again when the new node opens it.
 func TestIdleTTLIsJudgedByTheWriterOnly(t *testing.T) {
-	log, store, c := memlogAndStore()
-	a := start(t, log, store, 1, c)
 	ctx := context.Background()
-	if _, _, err := a.svc.Create(ctx, "/idle", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.engine.CloseAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := start(t, log, store, 2, c)
-	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
-		t.Fatal(err)
-	}
+	_, b, c := idleHandedOff(t, func(a *process, _ *clock) error { return a.engine.CloseAll(ctx) })
 	c.advance(10 * time.Second) // nobody holds it open: nobody judges it idle
 	b.svc.sweepUnowned(ctx)
 	if _, err := b.svc.Head(ctx, "/idle"); err != nil {

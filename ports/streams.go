@@ -125,6 +125,11 @@ type AppendResult struct {
 	ContentType string
 }
 
+// FromTail, as Read's offset, reads at the stream's tail whatever it is: an
+// empty page whose Next is the tail. Unlike Head it is an access (it renews
+// an idle TTL) and it opens the stream, in one call.
+const FromTail = ^uint64(0)
+
 // ReadResult is a page of records.
 type ReadResult struct {
 	// Records hold offsets [From, Next); From may be above the requested
@@ -177,7 +182,8 @@ type Streams interface {
 	// objects, and returns the effective start.
 	Trim(ctx context.Context, name string, seq uint64) (uint64, error)
 	// Read returns durable records from offset from (ErrBadRequest beyond the
-	// tail). It never waits: a caught-up reader waits on Changed.
+	// tail; FromTail reads at the tail). It never waits: a caught-up reader
+	// waits on Changed.
 	Read(ctx context.Context, name string, from uint64, lim ReadLimits) (ReadResult, error)
 	// Head returns the stream's info with live offsets. It does not count
 	// as an access for the idle TTL; every other method on a stream does.

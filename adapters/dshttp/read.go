@@ -53,7 +53,11 @@ func (s *server) read(c echo.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if rr.from.now && rr.live == "" {
+		return s.readNow(c, name)
+	}
 	if rr.from.now {
+		// A live read goes on from the tail it starts at.
 		info, err := s.streams.Head(c.Request().Context(), name)
 		if err != nil {
 			return err
@@ -65,8 +69,6 @@ func (s *server) read(c echo.Context, name string) error {
 		return s.streamEvents(c, name, rr)
 	case rr.live == liveLongPoll:
 		return s.longPoll(c, name, rr)
-	case rr.from.now:
-		return s.readNow(c, name, rr.from.at)
 	}
 	res, err := s.readPage(c.Request().Context(), name, rr.from)
 	if err != nil {
@@ -86,17 +88,18 @@ func (s *server) readPage(ctx context.Context, name string, pos position) (ports
 	return res, err
 }
 
-// readNow answers offset=now: no data, only the tail. It still reads, at
-// the tail: a read is an access that renews the idle TTL, and Head is not.
-func (s *server) readNow(c echo.Context, name string, tail uint64) error {
-	res, err := s.streams.Read(c.Request().Context(), name, tail, ports.ReadLimits{Count: 1})
+// readNow answers offset=now: no data, only the tail. It reads at the tail
+// (ports.FromTail), in one call: a read is an access that renews the idle
+// TTL, and Head is not.
+func (s *server) readNow(c echo.Context, name string) error {
+	res, err := s.streams.Read(c.Request().Context(), name, ports.FromTail, ports.ReadLimits{Count: 1})
 	if err != nil {
 		return err
 	}
 	h := c.Response().Header()
-	h.Set(headerNextOffset, formatOffset(tail))
+	h.Set(headerNextOffset, formatOffset(res.Next))
 	h.Set(headerUpToDate, "true")
-	if res.Closed && res.Tail == tail {
+	if res.Closed && res.Tail == res.Next {
 		h.Set(headerClosed, "true")
 	}
 	h.Set(echo.HeaderCacheControl, cacheNoStore)

@@ -113,6 +113,9 @@ func TestReadNow(t *testing.T) {
 	h.closeStream("/s")
 	handlertest.WantHeaders(t, h.do(http.MethodGet, "/s?offset=now", nil), "Stream-Closed", "true", "Stream-Up-To-Date", "true")
 	handlertest.WantStatus(t, h.do(http.MethodGet, "/missing?offset=now", nil), http.StatusNotFound)
+	if n := h.fake.heads.Load(); n != 0 {
+		t.Errorf("offset=now made %d Head calls: a catch-up read at the tail is one Read", n)
+	}
 }
 
 func TestChunking(t *testing.T) {

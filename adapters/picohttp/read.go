@@ -28,7 +28,7 @@ const (
 // readRequest is a parsed GET /name.
 type readRequest struct {
 	from    uint64
-	fromNow bool // seq=now: from is the tail, found with Head
+	fromNow bool // seq=now: from is the tail (found with Head for a live read)
 	limits  ports.ReadLimits
 	format  string
 	live    string
@@ -102,7 +102,9 @@ func (s *server) read(c echo.Context, name string) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if rr.fromNow {
+	if rr.fromNow && rr.live == "" {
+		rr.from = ports.FromTail // one call: the read finds the tail
+	} else if rr.fromNow {
 		info, err := s.streams.Head(ctx, name)
 		if err != nil {
 			return err

@@ -25,9 +25,18 @@ func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.
 	if lim.Count > 0 {
 		count = min(lim.Count, maxReadRecords)
 	}
+	atTail := from == ports.FromTail
+	if atTail {
+		if from, err = s.cfg.Engine.Tail(st.ID); err != nil {
+			return ports.ReadResult{}, s.engineError(st, err)
+		}
+	}
 	page, err := s.cfg.Engine.Read(ctx, st.ID, from, count)
 	if err != nil {
 		return ports.ReadResult{}, s.engineError(st, err)
+	}
+	if atTail {
+		page.Records = nil // the tail as found: records since are the next read's
 	}
 	if page.From > page.Confirmed {
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", from, page.Confirmed)

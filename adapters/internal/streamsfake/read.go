@@ -24,6 +24,9 @@ func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.Re
 	if err != nil {
 		return ports.ReadResult{}, err
 	}
+	if from == ports.FromTail {
+		from = st.next()
+	}
 	if from > st.next() {
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "offset %d is beyond the tail %d", from, st.next())
 	}

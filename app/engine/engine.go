@@ -197,18 +197,21 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 }
 
 // pendingRecovery is an open whose recovery is to be done: the stream as it
-// was before, the epoch it was opened at, and whether its previous writer
-// must be fenced and read.
+// was before, the epoch it was opened at, whether its previous writer must
+// be fenced and read, and once read, what was read (the fenced WAL's cache
+// hands each stream's frames out once).
 type pendingRecovery struct {
-	prev  domain.Stream
-	epoch uint64
-	fence bool
+	prev   domain.Stream
+	epoch  uint64
+	fence  bool
+	read   bool
+	frames []domain.Frame
 }
 
 // recoverOrRemember recovers an opened stream, or remembers the recovery
 // for the next open if it fails.
 func (e *Engine) recoverOrRemember(ctx context.Context, p pendingRecovery) error {
-	if err := e.recover(ctx, &p.prev, p.epoch, p.fence); err != nil {
+	if err := e.recover(ctx, &p); err != nil {
 		e.remember(p)
 		return err
 	}
@@ -253,19 +256,22 @@ func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
 	return nil
 }
 
-// recover rebuilds a stream opened at epoch from its previous writer's WAL.
-func (e *Engine) recover(ctx context.Context, prev *domain.Stream, epoch uint64, fence bool) error {
+// recover rebuilds a stream opened at p.epoch from its previous writer's
+// WAL. What it reads there stays in p, for a retry if a later step fails.
+func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
+	prev, epoch := &p.prev, p.epoch
 	s, err := e.committedStream(ctx, prev, epoch)
 	if err != nil {
 		return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 	}
-	if fence && prev.Owner != 0 && prev.OwnerEpoch != 0 {
+	if p.fence && !p.read && prev.Owner != 0 && prev.OwnerEpoch != 0 {
 		frames, err := e.predecessorFrames(ctx, domain.Proposer{Node: prev.Owner, Epoch: prev.OwnerEpoch}, prev.ID)
 		if err != nil {
 			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 		}
-		s.load(frames)
+		p.frames, p.read = frames, true
 	}
+	s.load(p.frames)
 	if s.next > prev.End {
 		if err := e.rewrite(ctx, s, prev.End); err != nil {
 			return err

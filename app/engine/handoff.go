@@ -16,8 +16,11 @@ import (
 // one batch of commands. Any node can then open them without fencing or
 // reading this process's WAL. A stream it cannot close stays open and is
 // recovered from the WAL by whoever opens it next, so an error here loses
-// nothing.
+// nothing. Recoveries left unfinished by a failed open are finished first:
+// the metadata names this process as those streams' writer, and the next
+// one would read only this process's WAL, not the predecessor's.
 func (e *Engine) CloseAll(ctx context.Context) error {
+	e.finishRecoveries(ctx)
 	var streams []*stream
 	for _, id := range e.Local() {
 		if s, ok := e.local(id); ok && s.err() == nil {
@@ -130,4 +133,21 @@ func (e *Engine) dropClosed(s *stream) {
 	}
 	s.mu.Unlock()
 	s.wake()
+}
+
+// finishRecoveries retries the recoveries failed opens left, so that their
+// streams can be handed back like the others.
+func (e *Engine) finishRecoveries(ctx context.Context) {
+	e.mu.Lock()
+	ids := make([]uint64, 0, len(e.recovering))
+	for id := range e.recovering {
+		ids = append(ids, id)
+	}
+	e.mu.Unlock()
+	for _, id := range ids {
+		if err := e.Open(ctx, id); err != nil {
+			e.cfg.Logger.Warn("finishing a stream's recovery before the handoff failed; whoever opens it next cannot recover what only its previous writer held",
+				"stream", id, "err", err)
+		}
+	}
 }

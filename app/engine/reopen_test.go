@@ -195,3 +195,66 @@ func TestTakeoverFinishesAFailedRecovery(t *testing.T) {
 		t.Fatalf("after the takeover the stream reads %v, want [a]", got)
 	}
 }
+
+// walPutsFail fails every WAL put of one process: its own WAL is dead.
+type walPutsFail struct {
+	ports.ObjectStore
+	prefix string
+}
+
+func (s *walPutsFail) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if strings.HasPrefix(key, s.prefix) {
+		return errors.New("store refuses")
+	}
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
+}
+
+// A recovery retried after its rewrite failed still has the predecessor's
+// frames (the fenced WAL's cache hands them out once): the retry fails or
+// recovers them, and never opens the stream without them.
+func TestRetriedRecoveryKeepsThePredecessorsFrames(t *testing.T) {
+	log, mem := memlog.New(), memstore.New()
+	old := startProcess(t, log, mem, 1, 1)
+	ctx := context.Background()
+	s1, s2 := old.create(t, "/s1"), old.create(t, "/s2")
+	for _, id := range []uint64{s1, s2} {
+		if _, err := old.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := startProcess(t, log, &walPutsFail{ObjectStore: mem, prefix: domain.WALPrefix(1, 2)}, 1, 2)
+	if err := next.engine.Open(ctx, s1); err == nil {
+		t.Fatal("the open succeeded though its WAL refuses every put: the test did not set up its case")
+	}
+	if err := next.engine.Open(ctx, s1); err == nil {
+		if got := readAll(t, next, s1); fmt.Sprint(got) != "[a]" {
+			t.Fatalf("the retried open succeeded and reads %v, want [a]", got)
+		}
+	}
+}
+
+// A handoff finishes a recovery a failed open left, so the next writer,
+// which reads only this process's WAL, still has the predecessor's records.
+func TestHandoffFinishesAFailedRecovery(t *testing.T) {
+	log, mem := memlog.New(), memstore.New()
+	old := startProcess(t, log, mem, 1, 1)
+	id := old.create(t, "/s")
+	ctx := context.Background()
+	if _, err := old.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
+	if err := next.engine.Open(ctx, id); err == nil {
+		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")
+	}
+	if err := next.engine.CloseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	third := startProcess(t, log, mem, 2, 1)
+	if err := third.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, third, id); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("after the handoff the stream reads %v, want [a]", got)
+	}
+}

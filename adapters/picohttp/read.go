@@ -90,7 +90,11 @@ func (rr *readRequest) setPosition(seq, lastEventID string) error {
 		if err != nil {
 			return badRequest("%s must be a record offset, got %s", headerLastEventID, headerval.Clip(lastEventID))
 		}
-		rr.from = id + 1
+		rr.from = id + 1 // ParseUint stays below 2^63: no wrap
+	}
+	if rr.from == ports.FromTail && !rr.fromNow {
+		// The service reads this value as "the tail".
+		return badRequest("seq %d is beyond any stream's tail", rr.from)
 	}
 	return nil
 }

@@ -135,6 +135,11 @@ func TestReadPositions(t *testing.T) {
 	wantError(t, h.do(http.MethodGet, "/s?seq=4", nil), http.StatusBadRequest, "bad_request", "beyond the tail")
 	wantError(t, h.do(http.MethodGet, "/s?seq=x", nil), http.StatusBadRequest, "bad_request", `seq must be`)
 	wantError(t, h.do(http.MethodGet, "/s", nil, "Last-Event-ID", "abc"), http.StatusBadRequest, "bad_request", "Last-Event-ID")
+	// The largest positions are beyond any tail, not the tail or the start.
+	wantError(t, h.do(http.MethodGet, "/s?seq=18446744073709551615", nil), http.StatusBadRequest, "bad_request", "beyond")
+	for _, id := range []string{"18446744073709551614", "18446744073709551615"} {
+		wantError(t, h.do(http.MethodGet, "/s", nil, "Last-Event-ID", id), http.StatusBadRequest, "bad_request", "Last-Event-ID")
+	}
 	wantError(t, h.do(http.MethodGet, "/nope?seq=now", nil), http.StatusNotFound, "not_found", "")
 	wantError(t, h.do(http.MethodGet, "/nope", nil), http.StatusNotFound, "not_found", "")
 }

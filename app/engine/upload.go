@@ -52,19 +52,18 @@ func (e *Engine) uploadOnce(ctx context.Context) (n int, more bool, err error) {
 	if len(parts) == 0 {
 		return 0, false, e.retireWAL(ctx)
 	}
-	n, err = e.uploadParts(ctx, parts)
-	if errors.Is(err, errAdopted) {
-		return n, true, nil
-	}
-	return n, full && err == nil, err
+	n, adopted, err := e.uploadParts(ctx, parts)
+	return n, (full || adopted) && err == nil, err
 }
 
-// uploadParts writes parts as one data object and commits it.
-func (e *Engine) uploadParts(ctx context.Context, parts []uploadPart) (int, error) {
+// uploadParts writes parts as one data object and commits it; adopted
+// reports that some parts were not committed because an earlier commit of
+// theirs had applied (see stillWritable): their newer records are left.
+func (e *Engine) uploadParts(ctx context.Context, parts []uploadPart) (n int, adopted bool, err error) {
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.ReserveObjects{By: e.cfg.By, Count: 1,
 		TTLMs: reservationTTLMs, NowMs: e.cfg.Now().UnixMilli()})
 	if err != nil || r.Code != domain.ResultOK {
-		return 0, fmt.Errorf("engine: reserve object id: %v %v", r, err)
+		return 0, false, fmt.Errorf("engine: reserve object id: %v %v", r, err)
 	}
 	id := r.Value
 	frames, states := make([]domain.Frame, len(parts)), make([]domain.SectionState, len(parts))
@@ -73,14 +72,14 @@ func (e *Engine) uploadParts(ctx context.Context, parts []uploadPart) (int, erro
 	}
 	obj, _ := domain.AppendDataObject(e.objectBuf[:0], frames, states)
 	if err := e.putObject(ctx, domain.DataKey(id), obj); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	e.objectBuf = obj // stored: the buffer is free for the next pass
-	committed, err := e.commit(ctx, id, uint64(len(obj)), parts)
+	committed, adopted, err := e.commit(ctx, id, uint64(len(obj)), parts)
 	if err != nil {
-		return 0, err
+		return 0, adopted, err
 	}
-	return committed, e.retireWAL(ctx)
+	return committed, adopted, e.retireWAL(ctx)
 }
 
 // collect gathers, per local stream, the records in [committed, confirmed),
@@ -125,7 +124,7 @@ func (s *stream) durableState() domain.SectionState {
 // commit commits the object with one range per part. Streams this process
 // lost meanwhile are left out (their section stays unreferenced) and the
 // commit is retried with the rest.
-func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart) (int, error) {
+func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart) (n int, adopted bool, err error) {
 	for range 3 {
 		spec := domain.ObjectSpec{ID: id, Size: size}
 		for _, p := range parts {
@@ -135,31 +134,25 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 		r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CommitObjects{By: e.cfg.By, Objects: []domain.ObjectSpec{spec},
 			NowMs: e.cfg.Now().UnixMilli()})
 		if err != nil {
-			return 0, fmt.Errorf("engine: commit object %d: %w", id, err)
+			return 0, adopted, fmt.Errorf("engine: commit object %d: %w", id, err)
 		}
 		if r.OK() {
-			n := 0
 			for _, p := range parts {
 				n += len(p.frame.Records)
 				p.s.commitTo(p.frame.End(), e.cfg.TailRecords)
 				e.release(p.frame.Size())
 			}
-			return n, nil
+			return n, adopted, nil
 		}
-		var adopted bool
-		if parts, adopted = e.stillWritable(parts); len(parts) == 0 {
-			if adopted {
-				return 0, errAdopted
-			}
-			return 0, nil
+		var some bool
+		parts, some = e.stillWritable(parts)
+		adopted = adopted || some
+		if len(parts) == 0 {
+			return 0, adopted, nil
 		}
 	}
-	return 0, fmt.Errorf("engine: commit object %d kept failing", id)
+	return 0, adopted, fmt.Errorf("engine: commit object %d kept failing", id)
 }
-
-// errAdopted: an upload pass committed nothing of its own, but adopted an
-// earlier commit (see stillWritable), so another pass has work to do.
-var errAdopted = errors.New("engine: upload adopted an earlier commit")
 
 // stillWritable keeps the parts whose commit may be retried as they are:
 // streams this process still writes, whose committed end is where the part

@@ -230,12 +230,19 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	if _, err := p.engine.AppendWith(ctx, id, records("c"), AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	other := p.create(t, "/t") // committed normally in the same pass
+	if _, err := p.engine.AppendWith(ctx, other, records("t"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.engine.Upload(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := p.engine.local(id)
 	if got := s.committedThrough(); got != 3 {
 		t.Fatalf("committed through %d after one upload, want 3", got)
+	}
+	if o, _ := p.engine.local(other); o.committedThrough() != 1 {
+		t.Fatalf("the other stream committed through %d, want 1", o.committedThrough())
 	}
 	if got := readAll(t, p, id); fmt.Sprint(got) != "[a b c]" {
 		t.Fatalf("read %v", got)

@@ -12,10 +12,10 @@ import (
 // (Engine.CloseAll), first recording in each idle-TTL stream's config that
 // it was held until now: only this process knows its accesses, and the
 // lease holder needs a time to expire the stream from while nobody holds
-// it. Now, not the last access, because requests may still touch streams
-// until they are closed; that can only lengthen the window. Streams that
-// cannot be recorded are handed back all the same, to start their window
-// again with their next writer.
+// it. Call it once nothing else uses the service (the node does, after its
+// listeners stopped): then no access is later than the time recorded.
+// Streams that cannot be recorded are handed back all the same, to start
+// their window again with their next writer.
 func (s *Service) HandOff(ctx context.Context) error {
 	if err := s.recordAccesses(ctx); err != nil {
 		s.cfg.Logger.Warn("recording the last accesses of idle-TTL streams failed", "err", err)

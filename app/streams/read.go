@@ -36,7 +36,9 @@ func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.
 		return ports.ReadResult{}, s.engineError(st, err)
 	}
 	if atTail {
-		page.Records = nil // the tail as found: records since are the next read's
+		// At the tail this read found: Confirmed and Changed go together,
+		// so a waiter on Changed misses nothing appended since.
+		page.From, page.Records = page.Confirmed, nil
 	}
 	if page.From > page.Confirmed {
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", from, page.Confirmed)

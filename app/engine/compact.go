@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/picomq/pico/domain"
 )
@@ -98,10 +100,7 @@ func smallRun(v *domain.State, st *domain.Stream) []*domain.Object {
 // compactAll compacts every local stream that has enough small objects.
 func (e *Engine) compactAll(ctx context.Context) {
 	e.mu.Lock()
-	ids := make([]uint64, 0, len(e.streams))
-	for id := range e.streams {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(e.streams))
 	e.mu.Unlock()
 	for _, id := range ids {
 		if _, err := e.Compact(ctx, id); err != nil && ctx.Err() == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/picomq/pico/domain"
@@ -139,10 +140,7 @@ func (e *Engine) dropClosed(s *stream) {
 // streams can be handed back like the others.
 func (e *Engine) finishRecoveries(ctx context.Context) {
 	e.mu.Lock()
-	ids := make([]uint64, 0, len(e.recovering))
-	for id := range e.recovering {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(e.recovering))
 	e.mu.Unlock()
 	for _, id := range ids {
 		if err := e.Open(ctx, id); err != nil {

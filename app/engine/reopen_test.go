@@ -172,18 +172,26 @@ func (s *failOnce) List(ctx context.Context, prefix, after string, limit int) ([
 	return s.ObjectStore.List(ctx, prefix, after, limit)
 }
 
+// diedWithA has a process append "a" to a new stream and die without
+// committing it; it returns the log, the store and the stream.
+func diedWithA(t *testing.T) (ports.MetaLog, *memstore.Store, uint64) {
+	t.Helper()
+	log, mem := memlog.New(), memstore.New()
+	old := startProcess(t, log, mem, 1, 1)
+	id := old.create(t, "/s")
+	if _, err := old.engine.AppendWith(context.Background(), id, records("a"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return log, mem, id
+}
+
 // A takeover whose recovery fails after its OpenStream applied finishes the
 // recovery on the next open, from the predecessor the metadata no longer
 // names, instead of opening the stream from its data objects alone.
 func TestTakeoverFinishesAFailedRecovery(t *testing.T) {
-	log, mem := memlog.New(), memstore.New()
-	old := startProcess(t, log, mem, 1, 1)
-	id := old.create(t, "/s")
+	log, mem, id := diedWithA(t)
 	ctx := context.Background()
-	if _, err := old.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// The process dies; the node comes back at epoch 2 and takes over.
+	// The node comes back at epoch 2 and takes over.
 	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
 	if err := next.engine.Open(ctx, id); err == nil {
 		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")
@@ -236,13 +244,8 @@ func TestRetriedRecoveryKeepsThePredecessorsFrames(t *testing.T) {
 // A handoff finishes a recovery a failed open left, so the next writer,
 // which reads only this process's WAL, still has the predecessor's records.
 func TestHandoffFinishesAFailedRecovery(t *testing.T) {
-	log, mem := memlog.New(), memstore.New()
-	old := startProcess(t, log, mem, 1, 1)
-	id := old.create(t, "/s")
+	log, mem, id := diedWithA(t)
 	ctx := context.Background()
-	if _, err := old.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
 	if err := next.engine.Open(ctx, id); err == nil {
 		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")

@@ -17,6 +17,15 @@ type fakeStreams struct {
 	zeroProducerSeq bool
 	// heads counts Head calls.
 	heads atomic.Int64
+	// beforeRead, when set, runs before each Read.
+	beforeRead func(name string, from uint64)
+}
+
+func (f *fakeStreams) Read(ctx context.Context, name string, from uint64, lim ports.ReadLimits) (ports.ReadResult, error) {
+	if f.beforeRead != nil {
+		f.beforeRead(name, from)
+	}
+	return f.Streams.Read(ctx, name, from, lim)
 }
 
 func (f *fakeStreams) Head(ctx context.Context, name string) (ports.StreamInfo, error) {

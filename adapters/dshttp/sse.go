@@ -62,8 +62,15 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end.C) {
 			return nil
 		}
-		if res, err = s.streams.Read(ctx, name, res.Next, s.limits()); err != nil {
+		next := res.Next
+		if res, err = s.streams.Read(ctx, name, next, s.limits()); err != nil {
 			s.logStreamEnd(name, err)
+			return nil
+		}
+		if res.From > next {
+			// Records this client has not seen were trimmed (retention):
+			// end here, so that it comes back from next and is told so
+			// (410), rather than skip them unawares.
 			return nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,6 +300,30 @@ func TestSSEEnds(t *testing.T) {
 	c.expectControl()
 	h.do(http.MethodDelete, "/s", nil)
 	c.expectEnd() // the stream is gone
+}
+
+// Records trimmed before a live reader saw them end its response: it comes
+// back from its offset and is told they are gone, instead of skipping them.
+func TestSSEEndsAtAGap(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.SSEMaxDuration = 5 * time.Second })
+	h.create("/s", "Content-Type", "text/plain")
+	h.appendBodies("/s", "text/plain", "a", "b")
+	c := openSSE(t, h, "/s?offset=-1&live=sse")
+	c.expectData("ab")
+	c.expectControl()
+	var once sync.Once
+	h.fake.beforeRead = func(name string, from uint64) {
+		if from == 2 {
+			once.Do(func() { h.fake.Streams.Trim(context.Background(), name, 3) })
+		}
+	}
+	h.appendBodies("/s", "text/plain", "c")
+	start := time.Now()
+	c.expectEnd()
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("the response ended %v later, at its max duration, not at the gap", waited)
+	}
+	wantError(t, h.do(http.MethodGet, "/s?offset="+off(2), nil), http.StatusGone, "before the first offset kept")
 }
 
 func TestSSEKeepAlive(t *testing.T) {

@@ -125,11 +125,6 @@ type AppendResult struct {
 	ContentType string
 }
 
-// FromTail, as Read's offset, reads at the stream's tail whatever it is: an
-// empty page whose Next is the tail. Unlike Head it is an access (it renews
-// an idle TTL) and it opens the stream, in one call.
-const FromTail = ^uint64(0)
-
 // ReadResult is a page of records.
 type ReadResult struct {
 	// Records hold offsets [From, Next); From may be above the requested
@@ -182,9 +177,12 @@ type Streams interface {
 	// objects, and returns the effective start.
 	Trim(ctx context.Context, name string, seq uint64) (uint64, error)
 	// Read returns durable records from offset from (ErrBadRequest beyond the
-	// tail; FromTail reads at the tail). It never waits: a caught-up reader
-	// waits on Changed.
+	// tail). It never waits: a caught-up reader waits on Changed.
 	Read(ctx context.Context, name string, from uint64, lim ReadLimits) (ReadResult, error)
+	// ReadTail reads at the tail, whatever it is: an empty page whose Next
+	// is the tail and whose Changed closes when the stream grows. Unlike
+	// Head it is an access (it renews an idle TTL), in one call.
+	ReadTail(ctx context.Context, name string) (ReadResult, error)
 	// Head returns the stream's info with live offsets. It does not count
 	// as an access for the idle TTL; every other method on a stream does.
 	Head(ctx context.Context, name string) (StreamInfo, error)

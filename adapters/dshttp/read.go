@@ -89,10 +89,10 @@ func (s *server) readPage(ctx context.Context, name string, pos position) (ports
 }
 
 // readNow answers offset=now: no data, only the tail. It reads at the tail
-// (ports.FromTail), in one call: a read is an access that renews the idle
-// TTL, and Head is not.
+// (ReadTail), in one call: a read is an access that renews the idle TTL,
+// and Head is not.
 func (s *server) readNow(c echo.Context, name string) error {
-	res, err := s.streams.Read(c.Request().Context(), name, ports.FromTail, ports.ReadLimits{Count: 1})
+	res, err := s.streams.ReadTail(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}

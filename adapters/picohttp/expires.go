@@ -43,7 +43,3 @@ func ParseExpiresAt(s string) (int64, error) {
 	}
 	return ms, nil
 }
-
-// FormatExpiresAt formats unix milliseconds as Pico-Expires-At does: RFC
-// 3339 in UTC, with milliseconds only when there are some.
-func FormatExpiresAt(ms int64) string { return headerval.FormatExpiresAt(ms) }

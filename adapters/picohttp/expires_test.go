@@ -3,6 +3,8 @@ package picohttp
 import (
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 func TestParseExpiresAt(t *testing.T) {
@@ -37,8 +39,8 @@ func TestFormatExpiresAt(t *testing.T) {
 		1893553445007: "2030-01-02T03:04:05.007Z",
 		1893553445670: "2030-01-02T03:04:05.670Z",
 	} {
-		if got := FormatExpiresAt(ms); got != want {
-			t.Errorf("FormatExpiresAt(%d) = %q, want %q", ms, got, want)
+		if got := headerval.FormatExpiresAt(ms); got != want {
+			t.Errorf("headerval.FormatExpiresAt(%d) = %q, want %q", ms, got, want)
 		}
 	}
 }
@@ -57,7 +59,7 @@ func FuzzParseExpiresAt(f *testing.F) {
 		if ms < 0 {
 			t.Fatalf("ParseExpiresAt(%q) = %d, negative", s, ms)
 		}
-		text := FormatExpiresAt(ms)
+		text := headerval.FormatExpiresAt(ms)
 		back, err := ParseExpiresAt(text)
 		if err != nil || back != ms {
 			t.Fatalf("ParseExpiresAt(%q) = %d; formatted %q parses to %d, %v", s, ms, text, back, err)

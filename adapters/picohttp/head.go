@@ -22,7 +22,7 @@ func (s *server) head(c echo.Context, name string) error {
 		headerval.SetUint(h, headerTTL, info.Config.TTLSec)
 	}
 	if info.Config.ExpiresAtMs > 0 {
-		h.Set(headerExpiresAt, FormatExpiresAt(info.Config.ExpiresAtMs))
+		h.Set(headerExpiresAt, headerval.FormatExpiresAt(info.Config.ExpiresAtMs))
 	}
 	if info.Closed {
 		h.Set(headerClosed, "true")

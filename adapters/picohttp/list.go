@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/ports"
 )
 
@@ -65,7 +66,7 @@ func listEntryOf(info ports.StreamInfo) listEntry {
 	e := listEntry{Name: info.Name, ContentType: info.Config.ContentType, StartSeq: info.Start,
 		NextSeq: info.Next, Closed: info.Closed, TTL: info.Config.TTLSec}
 	if info.Config.ExpiresAtMs > 0 {
-		e.ExpiresAt = FormatExpiresAt(info.Config.ExpiresAtMs)
+		e.ExpiresAt = headerval.FormatExpiresAt(info.Config.ExpiresAtMs)
 	}
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 func listOf(t *testing.T, h *harness, target string) listBody {
@@ -56,7 +57,7 @@ func TestList(t *testing.T) {
 	if first != (listEntry{Name: "/a/1", ContentType: "text/plain", StartSeq: 1, NextSeq: 2, TTL: 60}) {
 		t.Errorf("entry %+v", first)
 	}
-	if all.Streams[1].ExpiresAt != FormatExpiresAt(expires) || !all.Streams[2].Closed {
+	if all.Streams[1].ExpiresAt != headerval.FormatExpiresAt(expires) || !all.Streams[2].Closed {
 		t.Errorf("entries %+v", all.Streams)
 	}
 	raw := h.do(http.MethodGet, "/?prefix=/b", nil).Body.String()

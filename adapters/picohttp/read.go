@@ -28,7 +28,7 @@ const (
 // readRequest is a parsed GET /name.
 type readRequest struct {
 	from    uint64
-	fromNow bool // seq=now: from is the tail (found with Head for a live read)
+	fromNow bool // seq=now: from is the tail (ReadTail, or Head for a live read)
 	limits  ports.ReadLimits
 	format  string
 	live    string
@@ -92,10 +92,6 @@ func (rr *readRequest) setPosition(seq, lastEventID string) error {
 		}
 		rr.from = id + 1 // ParseUint stays below 2^63: no wrap
 	}
-	if rr.from == ports.FromTail && !rr.fromNow {
-		// The service reads this value as "the tail".
-		return badRequest("seq %d is beyond any stream's tail", rr.from)
-	}
 	return nil
 }
 
@@ -107,8 +103,13 @@ func (s *server) read(c echo.Context, name string) error {
 	}
 	ctx := c.Request().Context()
 	if rr.fromNow && rr.live == "" {
-		rr.from = ports.FromTail // one call: the read finds the tail
-	} else if rr.fromNow {
+		res, err := s.streams.ReadTail(ctx, name) // one call: the read finds the tail
+		if err != nil {
+			return err
+		}
+		return writePage(c, name, rr.format, res)
+	}
+	if rr.fromNow {
 		info, err := s.streams.Head(ctx, name)
 		if err != nil {
 			return err

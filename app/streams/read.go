@@ -14,6 +14,16 @@ const maxReadRecords = 1 << 16
 
 // Read returns durable records; see ports.Streams.
 func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.ReadLimits) (ports.ReadResult, error) {
+	return s.read(ctx, name, from, lim, false)
+}
+
+// ReadTail reads at the tail; see ports.Streams.
+func (s *Service) ReadTail(ctx context.Context, name string) (ports.ReadResult, error) {
+	return s.read(ctx, name, 0, ports.ReadLimits{Count: 1}, true)
+}
+
+// read reads from offset from, or with atTail at the tail as found.
+func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.ReadLimits, atTail bool) (ports.ReadResult, error) {
 	st, err := s.touch(name)
 	if err != nil {
 		return ports.ReadResult{}, err
@@ -25,7 +35,6 @@ func (s *Service) Read(ctx context.Context, name string, from uint64, lim ports.
 	if lim.Count > 0 {
 		count = min(lim.Count, maxReadRecords)
 	}
-	atTail := from == ports.FromTail
 	if atTail {
 		if from, err = s.cfg.Engine.Tail(st.ID); err != nil {
 			return ports.ReadResult{}, s.engineError(st, err)

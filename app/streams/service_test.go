@@ -68,13 +68,13 @@ func TestAppendReadHeadAndLimits(t *testing.T) {
 	streamErr(t, err, ports.ErrStreamNotFound)
 }
 
-// FromTail reads at the tail in one call: an empty page there, even if the
+// ReadTail reads at the tail in one call: an empty page there, even if the
 // stream grows right after.
-func TestReadFromTail(t *testing.T) {
+func TestReadTail(t *testing.T) {
 	p, ctx := startOne(t), context.Background()
 	mustCreate(t, p, "/s")
 	mustAppend(t, p, "/s", "a", "b")
-	page, err := p.svc.Read(ctx, "/s", ports.FromTail, ports.ReadLimits{Count: 1})
+	page, err := p.svc.ReadTail(ctx, "/s")
 	if err != nil || len(page.Records) != 0 || page.From != 2 || page.Next != 2 || page.Tail != 2 || !page.UpToDate {
 		t.Fatalf("read from the tail: %+v %v", page, err)
 	}
@@ -84,7 +84,7 @@ func TestReadFromTail(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the page read at the tail was not told of the next append")
 	}
-	_, err = p.svc.Read(ctx, "/missing", ports.FromTail, ports.ReadLimits{})
+	_, err = p.svc.ReadTail(ctx, "/missing")
 	streamErr(t, err, ports.ErrStreamNotFound)
 }
 

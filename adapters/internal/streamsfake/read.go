@@ -24,9 +24,6 @@ func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.Re
 	if err != nil {
 		return ports.ReadResult{}, err
 	}
-	if from == ports.FromTail {
-		from = st.next()
-	}
 	if from > st.next() {
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "offset %d is beyond the tail %d", from, st.next())
 	}
@@ -44,6 +41,18 @@ func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.Re
 	}
 	res.UpToDate = res.Next == res.Tail
 	return res, nil
+}
+
+func (f *Streams) ReadTail(_ context.Context, name string) (ports.ReadResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, err := f.access(name)
+	if err != nil {
+		return ports.ReadResult{}, err
+	}
+	tail := st.next()
+	return ports.ReadResult{From: tail, Next: tail, Tail: tail, UpToDate: true, Closed: st.closed,
+		Config: st.cfg, ID: st.id, Changed: st.changed}, nil
 }
 
 func (f *Streams) Head(_ context.Context, name string) (ports.StreamInfo, error) {

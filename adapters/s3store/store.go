@@ -31,11 +31,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/picomq/pico/adapters/internal/objkey"
 	"github.com/picomq/pico/ports"
@@ -121,8 +123,24 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		o.DisableLogOutputChecksumValidationSkipped = true
+		o.APIOptions = append(o.APIOptions, unsignedPayload)
 	})
 	return s, nil
+}
+
+// unsignedPayload signs requests with UNSIGNED-PAYLOAD, as the SDK does
+// over https, instead of the body's SHA-256: the CRC32 checksum already
+// guards a body's integrity, and over http the SHA-256 would cost both sides
+// another pass over every byte, a data object's megabytes each second. It
+// runs first in the finalize step, so the checksum step computes the CRC32
+// alone.
+func unsignedPayload(stack *middleware.Stack) error {
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("UnsignedPayloadHash",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (
+			middleware.FinalizeOutput, middleware.Metadata, error,
+		) {
+			return next.HandleFinalize(v4.SetPayloadHash(ctx, "UNSIGNED-PAYLOAD"), in)
+		}), middleware.Before)
 }
 
 // httpClient keeps connections alive and enough of them idle per host for
@@ -472,6 +490,17 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		return 0, errBodyEnded
 	}
 	return b.r.Read(p)
+}
+
+// WriteTo lets the SDK's checksum and signing hashes, which copy the body
+// with io.Copy, take it in one write instead of through a copy buffer.
+func (b *requestBody) WriteTo(w io.Writer) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return 0, errBodyEnded
+	}
+	return b.r.WriteTo(w)
 }
 
 func (b *requestBody) Seek(offset int64, whence int) (int64, error) {

@@ -1,6 +1,7 @@
 package s3store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -186,11 +187,18 @@ func TestRequestBodyEnds(t *testing.T) {
 	if pos, err := b.Seek(0, io.SeekStart); pos != 0 || err != nil {
 		t.Fatalf("seek: %d %v", pos, err)
 	}
+	var whole bytes.Buffer
+	if n, err := b.WriteTo(&whole); n != 6 || err != nil || whole.String() != "abcdef" {
+		t.Fatalf("write to: %d %v %q", n, err, whole.String())
+	}
 	b.end()
 	if n, err := b.Read(p); n != 0 || !errors.Is(err, errBodyEnded) {
 		t.Fatalf("read after end: %d %v", n, err)
 	}
 	if _, err := b.Seek(0, io.SeekStart); !errors.Is(err, errBodyEnded) {
 		t.Fatalf("seek after end: %v", err)
+	}
+	if n, err := b.WriteTo(&whole); n != 0 || !errors.Is(err, errBodyEnded) {
+		t.Fatalf("write to after end: %d %v", n, err)
 	}
 }

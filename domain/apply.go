@@ -80,6 +80,8 @@ func (s *State) dispatch(c Command) Result {
 		return s.sealStream(c)
 	case *CreateFork:
 		return s.createFork(c)
+	case *RecoveredStream:
+		return s.recoveredStream(c)
 	}
 	return reject(ResultInvalid, "unknown command %T", c)
 }
@@ -127,6 +129,8 @@ func proposerOf(c Command) Proposer {
 	case *SealStream:
 		return c.By
 	case *CreateFork:
+		return c.By
+	case *RecoveredStream:
 		return c.By
 	}
 	return Proposer{}

@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 func (s *State) createStream(c *CreateStream) Result {
 	if r, valid := s.checkNewStream(c.Name, c.Meta); !valid {
 		return r
@@ -76,6 +78,11 @@ func (s *State) openStream(c *OpenStream) Result {
 	}
 	st := *old
 	st.Epoch, st.Owner, st.OwnerEpoch, st.Open, st.TransferTo = c.Epoch, c.By.Node, c.By.Epoch, true, 0
+	prev := Proposer{Node: old.Owner, Epoch: old.OwnerEpoch}
+	if old.Open && old.Owner != 0 && prev != c.By && !slices.Contains(old.Unrecovered, prev) {
+		// The writer never closed the stream: its WAL may hold records.
+		st.Unrecovered = append(slices.Clip(old.Unrecovered), prev)
+	}
 	s.reassign(old.Owner, c.By.Node)
 	s.streams = s.streams.Set(st.ID, &st)
 	return ok(c.Epoch)
@@ -109,6 +116,20 @@ func (s *State) sealStream(c *SealStream) Result {
 	}
 	st := *old
 	st.Sealed = true
+	s.streams = s.streams.Set(st.ID, &st)
+	return ok(c.Epoch)
+}
+
+func (s *State) recoveredStream(c *RecoveredStream) Result {
+	old, r, allowed := s.writable(c.Stream, c.Epoch, c.By)
+	switch {
+	case !allowed:
+		return r
+	case len(old.Unrecovered) == 0:
+		return redundant(c.Epoch)
+	}
+	st := *old
+	st.Unrecovered = nil
 	s.streams = s.streams.Set(st.ID, &st)
 	return ok(c.Epoch)
 }

@@ -116,6 +116,8 @@ func newCommand(c Code) Command {
 		return &SealStream{}
 	case CodeCreateFork:
 		return &CreateFork{}
+	case CodeRecoveredStream:
+		return &RecoveredStream{}
 	}
 	return nil
 }

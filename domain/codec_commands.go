@@ -55,6 +55,9 @@ func (c *CloseStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStrea
 func (c *SealStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *SealStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 
+func (c *RecoveredStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
+func (c *RecoveredStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
+
 func (c *DeleteStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *DeleteStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 

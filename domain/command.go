@@ -28,6 +28,7 @@ const (
 	CodeFenceNode          Code = 20
 	CodeSealStream         Code = 21
 	CodeCreateFork         Code = 22
+	CodeRecoveredStream    Code = 23
 )
 
 // Command is one metadata change. Every command carries all the inputs Apply
@@ -117,6 +118,17 @@ type CloseStream struct {
 // may seal it; sealing a sealed stream is ResultRedundant. Result value: the
 // epoch.
 type SealStream struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+}
+
+// RecoveredStream records that the stream's writer at Epoch has made every
+// record it recovered from earlier writers durable in its own WAL: their
+// WALs need not be read again (Stream.Unrecovered is emptied). Only the open
+// writer at Epoch may propose it; with nothing to forget it is
+// ResultRedundant. Result value: the epoch.
+type RecoveredStream struct {
 	By     Proposer
 	Stream uint64
 	Epoch  uint64
@@ -291,3 +303,4 @@ func (DeleteKVIf) Code() Code         { return CodeDeleteKVIf }
 func (FenceNode) Code() Code          { return CodeFenceNode }
 func (SealStream) Code() Code         { return CodeSealStream }
 func (CreateFork) Code() Code         { return CodeCreateFork }
+func (RecoveredStream) Code() Code    { return CodeRecoveredStream }

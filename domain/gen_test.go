@@ -149,6 +149,8 @@ func (g gen) command(c Code) Command {
 		return &DeleteKVIf{By: g.proposer(), Space: g.space(), Key: g.pick(genKeys), IfRev: g.u64(12)}
 	case CodeSealStream:
 		return &SealStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
+	case CodeRecoveredStream:
+		return &RecoveredStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
 	case CodeFenceNode:
 		return &FenceNode{By: g.proposer(), Node: g.node(), Epoch: g.epoch()}
 	}

@@ -44,6 +44,7 @@ func goldenSamples() []Command {
 		&FenceNode{By: by, Node: 6, Epoch: 1_700_000_004_000},
 		&SealStream{By: by, Stream: 50, Epoch: 9},
 		&CreateFork{By: by, Name: "/streams/orders-fork", Meta: []byte("text/plain"), Source: 51, At: 1234, NowMs: 1_700_000_005_000},
+		&RecoveredStream{By: by, Stream: 52, Epoch: 10},
 	}
 }
 

@@ -1,6 +1,9 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // CheckInvariants verifies the relations every reachable state keeps. Tests
 // call it after every Apply; snapshot decoding calls it before a state is
@@ -94,7 +97,27 @@ func (s *State) checkStream(id uint64, st *Stream) error {
 	if _, ok := s.Node(st.TransferTo); st.TransferTo != 0 && !ok {
 		return fmt.Errorf("stream %d transfers to unregistered node %d", id, st.TransferTo)
 	}
+	if err := checkUnrecovered(st); err != nil {
+		return err
+	}
 	return s.checkStreamRanges(st)
+}
+
+// checkUnrecovered: earlier writers are listed once each, never the
+// current writer.
+func checkUnrecovered(st *Stream) error {
+	owner := Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}
+	for i, p := range st.Unrecovered {
+		switch {
+		case p.Node == 0:
+			return fmt.Errorf("stream %d lists an unrecovered writer without a node", st.ID)
+		case p == owner:
+			return fmt.Errorf("stream %d lists its writer %+v as unrecovered", st.ID, p)
+		case slices.Contains(st.Unrecovered[:i], p):
+			return fmt.Errorf("stream %d lists unrecovered writer %+v twice", st.ID, p)
+		}
+	}
+	return nil
 }
 
 // checkStreamRanges: indexed ranges tile [first, End) with first <= Start.

@@ -185,6 +185,8 @@ func (p *planner) streamCommand(c Code) Command {
 		return &CloseStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
 	case CodeSealStream:
 		return &SealStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
+	case CodeRecoveredStream:
+		return &RecoveredStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
 	case CodeSetStreamMeta:
 		return &SetStreamMeta{By: by, Stream: st.ID, Epoch: p.epochOf(st), Meta: p.blob()}
 	case CodeTrimStream:

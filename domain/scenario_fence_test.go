@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestFenceNodeRetiresAProcessAndFreesItsStreams(t *testing.T) {
 	s := NewState()
@@ -44,4 +47,57 @@ func TestFenceNodeRetiresAProcessAndFreesItsStreams(t *testing.T) {
 	if err := s.CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A takeover lists the writer it fences until a writer records its recovery
+// done: one that dies while recovering leaves its predecessor listed too.
+func TestUnrecoveredWritersAreListedUntilRecovered(t *testing.T) {
+	a, b, c := Proposer{Node: 1, Epoch: 1}, Proposer{Node: 2, Epoch: 1}, Proposer{Node: 3, Epoch: 1}
+	b2 := Proposer{Node: 2, Epoch: 2}
+	unrecovered := func(want ...Proposer) step {
+		return inspect(func(t *testing.T, s *State) {
+			t.Helper()
+			if got := stream(t, s, 1).Unrecovered; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("unrecovered = %v, want %v", got, want)
+			}
+		})
+	}
+	runScenarios(t, []scenario{
+		{"writers die while recovering", []step{
+			expectCode(reg(1, 1), ResultOK), expectCode(reg(2, 1), ResultOK), expectCode(reg(3, 1), ResultOK),
+			expectVal(create(a, "/s", true), ResultOK, 1),
+			unrecovered(),
+			expectCode(reg(1, 2), ResultOK), // a dies
+			expectVal(open(b, 1, 2), ResultOK, 2),
+			unrecovered(a),
+			expectCode(reg(2, 2), ResultOK), // b dies before recovering
+			expectVal(open(c, 1, 3), ResultOK, 3),
+			unrecovered(a, b),
+			expectCode(&RecoveredStream{By: b, Stream: 1, Epoch: 2}, ResultNodeFenced),
+			expectCode(&RecoveredStream{By: b2, Stream: 1, Epoch: 3}, ResultStaleEpoch),
+			expectCode(&RecoveredStream{By: c, Stream: 1, Epoch: 2}, ResultStaleEpoch),
+			expectVal(&RecoveredStream{By: c, Stream: 1, Epoch: 3}, ResultOK, 3),
+			unrecovered(),
+			expectCode(&RecoveredStream{By: c, Stream: 1, Epoch: 3}, ResultRedundant),
+			expectCode(&RecoveredStream{By: c, Stream: 9, Epoch: 3}, ResultNotFound),
+		}},
+		{"a clean close or a reopen by the writer lists nobody", []step{
+			expectCode(reg(1, 1), ResultOK), expectCode(reg(2, 1), ResultOK),
+			expectVal(create(a, "/s", true), ResultOK, 1),
+			expectVal(open(a, 1, 2), ResultOK, 2), // the writer fences itself
+			unrecovered(),
+			expectCode(closeS(a, 1, 2), ResultOK),
+			expectVal(open(b, 1, 3), ResultOK, 3),
+			unrecovered(),
+		}},
+		{"a writer is listed once", []step{
+			expectCode(reg(1, 1), ResultOK), expectCode(reg(2, 1), ResultOK),
+			expectVal(create(a, "/s", true), ResultOK, 1),
+			expectCode(reg(1, 2), ResultOK),
+			expectVal(open(b, 1, 2), ResultOK, 2),
+			expectCode(closeS(b, 1, 2), ResultOK), // b closes without recovering
+			expectVal(open(b, 1, 3), ResultOK, 3),
+			unrecovered(a),
+		}},
+	})
 }

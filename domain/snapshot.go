@@ -8,7 +8,7 @@ import (
 )
 
 // SnapshotVersion is the version byte that starts an encoded State.
-const SnapshotVersion = 3
+const SnapshotVersion = 4
 
 // EncodeState encodes the whole state deterministically (maps in key order),
 // so equal states encode to equal bytes on every replica.
@@ -69,6 +69,10 @@ func encodeStream(e *encoder, st *Stream) {
 	e.uvarint(uint64(st.Forks))
 	e.boolean(st.SoftDeleted)
 	e.node(st.TransferTo)
+	e.uvarint(uint64(len(st.Unrecovered)))
+	for _, p := range st.Unrecovered {
+		e.proposer(p)
+	}
 	e.uvarint(st.Start)
 	e.uvarint(st.End)
 	encodeMap(e, st.Objects, func(start, id uint64) { e.uvarint(start); e.uvarint(id) })
@@ -129,7 +133,7 @@ func decodeMap[K cmp.Ordered, V any](d *decoder, minSize int, fn func() (K, V)) 
 }
 
 // decodeStream decodes one stream; version 1 snapshots predate Sealed,
-// version 2 ones forks.
+// version 2 ones forks, version 3 ones Unrecovered.
 func decodeStream(d *decoder, version uint8) *Stream {
 	st := &Stream{ID: d.uvarint(), Name: d.str(), Meta: d.bytes(), CreatedMs: d.varint(), Epoch: d.uvarint(),
 		Owner: d.node(), OwnerEpoch: d.uvarint(), Open: d.boolean()}
@@ -139,7 +143,14 @@ func decodeStream(d *decoder, version uint8) *Stream {
 	if version >= 3 {
 		st.ForkOf, st.ForkAt, st.Forks, st.SoftDeleted = d.uvarint(), d.uvarint(), d.u32(), d.boolean()
 	}
-	st.TransferTo, st.Start, st.End = d.node(), d.uvarint(), d.uvarint()
+	st.TransferTo = d.node()
+	if version >= 4 {
+		n := d.count(2)
+		for i := 0; i < n && d.err == nil; i++ {
+			st.Unrecovered = append(st.Unrecovered, d.proposer())
+		}
+	}
+	st.Start, st.End = d.uvarint(), d.uvarint()
 	st.Objects = decodeMap(d, 2, func() (uint64, uint64) { return d.uvarint(), d.uvarint() })
 	return st
 }

@@ -13,12 +13,18 @@ func richState(t *testing.T) State {
 	t.Helper()
 	for seed := uint64(1); seed <= 64; seed++ {
 		_, _, s := genLog(newPRNG(seed), 60, true)
-		if s.StreamCount() > 0 && s.objects.Len() > 0 && s.reservations.Len() > 0 && s.garbage.Len() > 0 && s.kv.Len() > 0 {
+		if s.StreamCount() > 0 && hasUnrecovered(&s) && s.objects.Len() > 0 && s.reservations.Len() > 0 && s.garbage.Len() > 0 && s.kv.Len() > 0 {
 			return s
 		}
 	}
 	t.Fatal("no seed gives a state with every kind of entry")
 	return State{}
+}
+
+func hasUnrecovered(s *State) bool {
+	found := false
+	s.streams.All(func(_ uint64, st *Stream) bool { found = len(st.Unrecovered) > 0; return !found })
+	return found
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
@@ -102,6 +108,13 @@ func TestInvariantViolations(t *testing.T) {
 		{"unregistered owner", editStream(1, func(st *Stream) { st.Owner = 9 })},
 		{"open without epoch", editStream(1, func(st *Stream) { st.Epoch = 0 })},
 		{"transfer to unknown node", editStream(1, func(st *Stream) { st.TransferTo = 9 })},
+		{"writer listed as unrecovered", editStream(1, func(st *Stream) {
+			st.Unrecovered = []Proposer{{Node: st.Owner, Epoch: st.OwnerEpoch}}
+		})},
+		{"unrecovered writer listed twice", editStream(1, func(st *Stream) {
+			st.Unrecovered = []Proposer{{Node: 7, Epoch: 1}, {Node: 7, Epoch: 1}}
+		})},
+		{"unrecovered writer without a node", editStream(1, func(st *Stream) { st.Unrecovered = []Proposer{{Epoch: 1}} })},
 		{"start past end", editStream(1, func(st *Stream) { st.Start = 11 })},
 		{"end past objects", editStream(1, func(st *Stream) { st.End = 12 })},
 		{"offsets without objects", editStream(1, func(st *Stream) { st.Objects = pmap[uint64, uint64]{} })},

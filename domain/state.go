@@ -47,6 +47,13 @@ type Stream struct {
 	SoftDeleted bool
 	// TransferTo is the target of a pending transfer, 0 when none.
 	TransferTo NodeID
+	// Unrecovered lists earlier writers, oldest first, whose WALs may hold
+	// acknowledged records beyond End that no later writer has yet made
+	// durable in its own WAL: an open that fences a writer adds it, and
+	// RecoveredStream empties the list. A takeover reads every WAL listed
+	// (then the previous writer's), so a writer that dies while recovering
+	// loses nothing its predecessors acknowledged.
+	Unrecovered []Proposer
 	// Start and End bound the offsets held in committed data objects.
 	Start, End uint64
 	// Objects maps the start offset of each committed range of this stream to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -178,7 +179,7 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	// a writer that vanished must be fenced and read.
 	n, alive := v.Node(st.Owner)
 	closedCleanly := (alive && !st.Open && n.Epoch == st.OwnerEpoch) || (own && closing)
-	pending = pendingRecovery{prev: *st, epoch: st.Epoch + 1, fence: !closedCleanly}
+	pending = pendingRecovery{prev: *st, epoch: st.Epoch + 1, sources: recoverySources(st, !closedCleanly)}
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.OpenStream{By: e.cfg.By, Stream: id, Epoch: pending.epoch})
 	if err != nil {
 		e.remember(pending) // the open may have applied
@@ -197,15 +198,27 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 }
 
 // pendingRecovery is an open whose recovery is to be done: the stream as it
-// was before, the epoch it was opened at, whether its previous writer must
-// be fenced and read, and once read, what was read (the fenced WAL's cache
-// hands each stream's frames out once).
+// was before, the epoch it was opened at, the earlier writers whose WALs
+// must be fenced and read, and how many of them were read and what they
+// held (the fenced WAL's cache hands each stream's frames out once).
 type pendingRecovery struct {
-	prev   domain.Stream
-	epoch  uint64
-	fence  bool
-	read   bool
-	frames []domain.Frame
+	prev    domain.Stream
+	epoch   uint64
+	sources []domain.Proposer
+	read    int
+	frames  []domain.Frame
+}
+
+// recoverySources lists the WALs a takeover of st reads, oldest first: the
+// writers st lists as unrecovered (they died while recovering, or before
+// recording it), then its own writer unless that one closed it cleanly.
+func recoverySources(st *domain.Stream, fenceWriter bool) []domain.Proposer {
+	sources := slices.Clone(st.Unrecovered)
+	writer := domain.Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}
+	if fenceWriter && writer.Node != 0 && writer.Epoch != 0 && !slices.Contains(sources, writer) {
+		sources = append(sources, writer)
+	}
+	return sources
 }
 
 // recoverOrRemember recovers an opened stream, or remembers the recovery
@@ -264,14 +277,17 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	if err != nil {
 		return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 	}
-	if p.fence && !p.read && prev.Owner != 0 && prev.OwnerEpoch != 0 {
-		frames, err := e.predecessorFrames(ctx, domain.Proposer{Node: prev.Owner, Epoch: prev.OwnerEpoch}, prev.ID)
+	for ; p.read < len(p.sources); p.read++ {
+		// Oldest first: a later writer's frames continue (or repeat, as
+		// it rewrote them) an earlier one's, and load skips what it has.
+		frames, err := e.predecessorFrames(ctx, p.sources[p.read], prev.ID)
 		if err != nil {
 			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 		}
-		p.frames, p.read = frames, true
+		p.frames = append(p.frames, frames...)
 	}
-	s.load(p.frames)
+	v := e.cfg.Plane.View()
+	s.load(supersede(p.frames, &v, prev))
 	if s.next > prev.End {
 		if err := e.rewrite(ctx, s, prev.End); err != nil {
 			return err
@@ -288,10 +304,24 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 		// WAL: the stream stays usable, so only log it.
 		if err := e.CommitThrough(ctx, prev.ID, s.next); err != nil {
 			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
+			return nil // the earlier writers stay listed: their frames carry that state
 		}
+	}
+	if len(p.sources) > 0 {
+		e.recorded(ctx, prev.ID, epoch)
 	}
 	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", s.next-prev.End)
 	return nil
+}
+
+// recorded records that stream id's recovery at epoch is durable, so a
+// later takeover need not read the earlier writers' WALs. Failing leaves
+// them listed, which costs that takeover reads, not records.
+func (e *Engine) recorded(ctx context.Context, id, epoch uint64) {
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.RecoveredStream{By: e.cfg.By, Stream: id, Epoch: epoch})
+	if err != nil || (r.Code != domain.ResultOK && r.Code != domain.ResultRedundant) {
+		e.cfg.Logger.Warn("recording a recovery failed", "stream", id, "result", r, "err", err)
+	}
 }
 
 // rewrite makes recovered records durable in this process's own WAL, so the

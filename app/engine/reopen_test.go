@@ -261,3 +261,65 @@ func TestHandoffFinishesAFailedRecovery(t *testing.T) {
 		t.Fatalf("after the handoff the stream reads %v, want [a]", got)
 	}
 }
+
+// A writer that dies while recovering leaves its predecessor listed in the
+// metadata: the next takeover reads both WALs, so the first writer's
+// acknowledged records survive two failures.
+func TestTakeoverAfterAWriterDiedRecovering(t *testing.T) {
+	log, mem, id := diedWithA(t)
+	ctx := context.Background()
+	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
+	if err := next.engine.Open(ctx, id); err == nil {
+		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")
+	}
+	// next dies with its recovery unfinished; the node restarts again.
+	third := startProcess(t, log, mem, 1, 3)
+	if err := third.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, third, id); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("after two takeovers the stream reads %v, want [a]", got)
+	}
+	if v := third.plane.View(); !hasNoneUnrecovered(&v, id) {
+		t.Fatal("the recovered stream still lists earlier writers as unrecovered")
+	}
+}
+
+func hasNoneUnrecovered(v *domain.State, id uint64) bool {
+	st, ok := v.Stream(id)
+	return ok && len(st.Unrecovered) == 0
+}
+
+// An earlier writer's frames stop where a later epoch wrote: past that they
+// hold records never acknowledged (read past a hole in its WAL).
+func TestSupersedeDropsWhatALaterEpochWrote(t *testing.T) {
+	s := domain.NewState()
+	w1, w2 := domain.Proposer{Node: 1, Epoch: 1}, domain.Proposer{Node: 1, Epoch: 2}
+	for _, c := range []domain.Command{
+		&domain.RegisterNode{Node: 1, Epoch: 1, Address: "x", Slots: 4},
+		&domain.CreateStream{By: w1, Name: "/s", Open: true},
+		&domain.ReserveObjects{By: w1, Count: 2, TTLMs: 1000},
+		&domain.CommitObjects{By: w1, Objects: []domain.ObjectSpec{{ID: 1, Size: 1,
+			Ranges: []domain.Range{{Stream: 1, Epoch: 1, Start: 0, End: 20}}}}},
+		&domain.RegisterNode{Node: 1, Epoch: 2, Address: "x", Slots: 4},
+		&domain.OpenStream{By: w2, Stream: 1, Epoch: 2},
+		&domain.CommitObjects{By: w2, Objects: []domain.ObjectSpec{{ID: 2, Size: 1,
+			Ranges: []domain.Range{{Stream: 1, Epoch: 2, Start: 20, End: 25}}}}},
+	} {
+		if r := s.Apply(c); !r.OK() {
+			t.Fatalf("%T: %v", c, r)
+		}
+	}
+	st, _ := s.Stream(1)
+	frame := func(epoch, off, n uint64) domain.Frame {
+		return domain.Frame{Stream: 1, Epoch: epoch, Offset: off, Records: make([]domain.Record, n)}
+	}
+	frames := []domain.Frame{frame(1, 15, 5), frame(1, 20, 2), frame(1, 22, 8), frame(2, 25, 3)}
+	var got []string
+	for _, f := range supersede(frames, &s, st) {
+		got = append(got, fmt.Sprintf("%d@%d-%d", f.Epoch, f.Offset, f.End()))
+	}
+	if fmt.Sprint(got) != "[1@15-20 2@25-28]" {
+		t.Fatalf("kept %v, want [1@15-20 2@25-28]", got)
+	}
+}

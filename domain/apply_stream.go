@@ -165,7 +165,10 @@ func (s *State) trimStream(c *TrimStream) Result {
 	var drop []uint64
 	old.Objects.All(func(start, id uint64) bool {
 		o, _ := s.Object(id)
-		if rangeOf(o, st.ID).End > c.Start {
+		if end := rangeOf(o, st.ID).End; end > c.Start || end == old.End {
+			// The last object stays even when trimmed away: its section
+			// holds the producer state and writer sequence a takeover
+			// restores (LastObject).
 			return false
 		}
 		drop = append(drop, start)

@@ -111,7 +111,7 @@ func checkUnrecovered(st *Stream) error {
 		switch {
 		case p.Node == 0:
 			return fmt.Errorf("stream %d lists an unrecovered writer without a node", st.ID)
-		case p == owner:
+		case st.Open && p == owner:
 			return fmt.Errorf("stream %d lists its writer %+v as unrecovered", st.ID, p)
 		case slices.Contains(st.Unrecovered[:i], p):
 			return fmt.Errorf("stream %d lists unrecovered writer %+v twice", st.ID, p)

@@ -153,10 +153,21 @@ func TestObjectScenarios(t *testing.T) {
 			expectCode(&TrimStream{By: p1, Stream: 2, Epoch: 1, Start: 10}, ResultOK),
 			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 30}, ResultOK),
 			inspect(func(t *testing.T, s *State) {
-				wantIndex(t, s, 1, 30, 30, nil)
-				wantGarbage(t, s, map[uint64]GarbageReason{1: GarbageTrimmed, 2: GarbageTrimmed, 3: GarbageTrimmed})
+				// Trimmed to empty, each stream keeps its last object
+				// (its section holds the producer state), unreadable.
+				wantIndex(t, s, 1, 30, 30, map[uint64]uint64{20: 3})
+				wantGarbage(t, s, map[uint64]GarbageReason{2: GarbageTrimmed})
+				wantObjectAt(t, s, 1, 29, 0)
+				if o, ok := s.LastObject(stream(t, s, 2)); !ok || o.ID != 1 {
+					t.Errorf("stream 2's last object = %+v", o)
+				}
 			}),
 			expectCode(commit(p1, obj(4, rg(1, 1, 30, 31))), ResultOK),
+			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 31}, ResultOK),
+			inspect(func(t *testing.T, s *State) {
+				wantIndex(t, s, 1, 31, 31, map[uint64]uint64{30: 4})
+				wantGarbage(t, s, map[uint64]GarbageReason{2: GarbageTrimmed, 3: GarbageTrimmed})
+			}),
 		)},
 		{"delete marks all objects and frees the name", with(
 			expectCode(commit(p1, obj(1, rg(1, 1, 0, 5), rg(2, 1, 0, 5)), obj(2, rg(1, 1, 5, 9))), ResultOK),

@@ -193,6 +193,20 @@ func (s *State) ObjectAt(st *Stream, off uint64) (*Object, bool) {
 	return s.objects.Get(id)
 }
 
+// LastObject returns the object holding the stream's last committed record,
+// whose section carries its producer state as of End. A trim keeps it even
+// when it trims every record (states from before that rule may lack it).
+func (s *State) LastObject(st *Stream) (*Object, bool) {
+	if st.End == 0 {
+		return nil, false
+	}
+	_, id, ok := st.Objects.Floor(st.End - 1)
+	if !ok {
+		return nil, false
+	}
+	return s.objects.Get(id)
+}
+
 // Reservation returns a reserved object id.
 func (s *State) Reservation(id uint64) (Reservation, bool) { return s.reservations.Get(id) }
 

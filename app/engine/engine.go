@@ -245,12 +245,15 @@ func (e *Engine) remember(p pendingRecovery) {
 func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch uint64) (*stream, error) {
 	s := newStream(st.ID, epoch, st.End)
 	s.sealed = st.Sealed
-	if st.End > st.Start {
-		sec, err := e.lastSection(ctx, st)
-		if err != nil {
-			return nil, err
-		}
+	sec, err := e.lastSection(ctx, st)
+	switch {
+	case err == nil:
 		s.loadSection(sec)
+	case errors.Is(err, errNoLastObject) && st.End == st.Start:
+		// Nothing committed, or trimmed to empty before trims kept the
+		// last object: there is no state to restore.
+	default:
+		return nil, err
 	}
 	return s, nil
 }
@@ -374,17 +377,22 @@ func (e *Engine) predecessorFrames(ctx context.Context, prev domain.Proposer, id
 }
 
 // lastSection returns the stream's section of the data object holding its
-// last committed record: it carries the producer state and writer sequence
-// as of End.
+// last committed record (kept when a trim takes every record): it carries
+// the producer state and writer sequence as of End.
 func (e *Engine) lastSection(ctx context.Context, st *domain.Stream) (domain.Section, error) {
 	v := e.cfg.Plane.View()
-	obj, ok := v.ObjectAt(st, st.End-1)
+	obj, ok := v.LastObject(st)
 	if !ok {
-		return domain.Section{}, fmt.Errorf("no object holds offset %d", st.End-1)
+		return domain.Section{}, fmt.Errorf("%w: stream %d, offset %d", errNoLastObject, st.ID, st.End-1)
 	}
-	_, sec, err := e.readSection(context.Background(), obj.ID, st.ID)
-	return sec, err
+	_, sec, err := e.readSection(ctx, obj.ID, st.ID)
+	if err != nil {
+		return domain.Section{}, fmt.Errorf("engine: read stream %d's last section: %w", st.ID, err)
+	}
+	return sec, nil
 }
+
+var errNoLastObject = errors.New("engine: no object holds the stream's last record")
 
 // Close commits a stream's records to data objects and releases it, so any
 // node can open it next without reading this process's WAL.

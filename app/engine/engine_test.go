@@ -395,3 +395,29 @@ func TestProducerStateSurvivesTwoTakeovers(t *testing.T) {
 		t.Fatalf("retry after two takeovers: %+v %v, want a duplicate of offset 0", r, err)
 	}
 }
+
+// TestProducerStateSurvivesATrimToEmpty: a trim of every record keeps the
+// last data object, whose section holds the producer state, so a retry
+// after a takeover is still recognised.
+func TestProducerStateSurvivesATrimToEmpty(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	old := startProcess(t, log, store, 1, 1)
+	id := old.create(t, "/s")
+	ctx := context.Background()
+	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
+	if _, err := old.engine.Append(ctx, id, records("a", "b"), stamp); err != nil {
+		t.Fatal(err)
+	}
+	if start, err := old.engine.Trim(ctx, id, 2); err != nil || start != 2 {
+		t.Fatalf("trim to the end: start %d, %v", start, err)
+	}
+	next := startProcess(t, log, store, 1, 2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	if err := next.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	r, err := next.engine.Append(ctx, id, records("a", "b"), stamp)
+	if err != nil || !r.Duplicate {
+		t.Fatalf("retry after a trim to empty and a takeover: %+v %v, want a duplicate", r, err)
+	}
+}

@@ -78,14 +78,22 @@ func (s *State) openStream(c *OpenStream) Result {
 	}
 	st := *old
 	st.Epoch, st.Owner, st.OwnerEpoch, st.Open, st.TransferTo = c.Epoch, c.By.Node, c.By.Epoch, true, 0
-	prev := Proposer{Node: old.Owner, Epoch: old.OwnerEpoch}
-	if old.Open && old.Owner != 0 && prev != c.By && !slices.Contains(old.Unrecovered, prev) {
-		// The writer never closed the stream: its WAL may hold records.
-		st.Unrecovered = append(slices.Clip(old.Unrecovered), prev)
-	}
+	st.Unrecovered = withUnrecovered(old, c.By)
 	s.reassign(old.Owner, c.By.Node)
 	s.streams = s.streams.Set(st.ID, &st)
 	return ok(c.Epoch)
+}
+
+// withUnrecovered is old's Unrecovered list as a takeover by next leaves
+// it: with old's writer added if it never closed the stream (its WAL may
+// hold acknowledged records) and is not next itself. The list is copied on
+// change, never shared with old.
+func withUnrecovered(old *Stream, next Proposer) []Proposer {
+	writer := Proposer{Node: old.Owner, Epoch: old.OwnerEpoch}
+	if !old.Open || old.Owner == 0 || writer == next || slices.Contains(old.Unrecovered, writer) {
+		return old.Unrecovered
+	}
+	return append(slices.Clip(old.Unrecovered), writer)
 }
 
 func (s *State) closeStream(c *CloseStream) Result {
@@ -279,7 +287,10 @@ func (s *State) completeTransfer(c *CompleteTransfer) Result {
 		return reject(ResultNotClosed, "stream %d is still open on node %d", c.Stream, old.Owner)
 	}
 	st := *old
-	st.Owner, st.Open, st.TransferTo = old.TransferTo, false, 0
+	// The target has no process on the stream yet (OwnerEpoch 0); a writer
+	// that vanished without closing it is listed, as OpenStream would.
+	st.Unrecovered = withUnrecovered(old, Proposer{})
+	st.Owner, st.OwnerEpoch, st.Open, st.TransferTo = old.TransferTo, 0, false, 0
 	s.reassign(old.Owner, st.Owner)
 	s.streams = s.streams.Set(st.ID, &st)
 	return ok(uint64(st.Owner))

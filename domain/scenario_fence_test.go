@@ -90,6 +90,25 @@ func TestUnrecoveredWritersAreListedUntilRecovered(t *testing.T) {
 			expectVal(open(b, 1, 3), ResultOK, 3),
 			unrecovered(),
 		}},
+		{"a transfer lists a writer that vanished, and names no process", []step{
+			expectCode(reg(1, 1), ResultOK), expectCode(reg(2, 1), ResultOK), expectCode(reg(3, 1), ResultOK),
+			expectVal(create(a, "/s", true), ResultOK, 1),
+			expectCode(reg(1, 2), ResultOK),
+			expectVal(open(b, 1, 2), ResultOK, 2),
+			expectCode(reg(2, 2), ResultOK),
+			expectVal(open(c, 1, 3), ResultOK, 3),
+			expectCode(reg(3, 2), ResultOK), // c dies too
+			expectCode(&StartTransfer{By: Proposer{Node: 1, Epoch: 2}, Stream: 1, To: 2}, ResultOK),
+			expectCode(&CompleteTransfer{By: Proposer{Node: 1, Epoch: 2}, Stream: 1, Epoch: 3}, ResultOK),
+			unrecovered(a, b, c),
+			inspect(func(t *testing.T, s *State) {
+				if st := stream(t, s, 1); st.Owner != 2 || st.OwnerEpoch != 0 || st.Open {
+					t.Fatalf("transferred stream = %+v, want owner 2, no process, closed", *st)
+				}
+			}),
+			expectVal(open(b2, 1, 4), ResultOK, 4),
+			unrecovered(a, b, c),
+		}},
 		{"a writer is listed once", []step{
 			expectCode(reg(1, 1), ResultOK), expectCode(reg(2, 1), ResultOK),
 			expectVal(create(a, "/s", true), ResultOK, 1),

@@ -186,7 +186,9 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 		return err
 	}
 	switch r.Code {
-	case domain.ResultOK:
+	case domain.ResultOK, domain.ResultRedundant:
+		// Redundant: an earlier attempt of this very open applied, and
+		// the view read above predates it, so pending is still right.
 	case domain.ResultNotClosed:
 		return fmt.Errorf("%w: %s", ErrNotOwner, r.Reason)
 	case domain.ResultNotFound:
@@ -258,8 +260,13 @@ func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch u
 	return s, nil
 }
 
-// reopenOwn makes local a stream this process is already the writer of.
+// reopenOwn makes local a stream this process is already the writer of. If
+// the stream still lists earlier writers as unrecovered, an open of ours
+// applied whose recovery this process no longer remembers: it is done now.
 func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
+	if len(st.Unrecovered) > 0 {
+		return e.recoverOrRemember(ctx, pendingRecovery{prev: *st, epoch: st.Epoch, sources: slices.Clone(st.Unrecovered)})
+	}
 	s, err := e.committedStream(ctx, st, st.Epoch)
 	if err != nil {
 		return fmt.Errorf("engine: reopen stream %d: %w", st.ID, err)
@@ -290,28 +297,25 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 		p.frames = append(p.frames, frames...)
 	}
 	v := e.cfg.Plane.View()
-	s.load(supersede(p.frames, &v, prev))
-	if s.next > prev.End {
-		if err := e.rewrite(ctx, s, prev.End); err != nil {
-			return err
-		}
+	recovered := s.load(supersede(p.frames, &v, prev))
+	if err := e.rewrite(ctx, s, recovered); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	e.streams[prev.ID] = s
 	e.mu.Unlock()
-	if s.next > prev.End {
-		// The rewritten frame carries records, not every producer's dedup
-		// state: commit the recovered records now, with that state in
-		// their data object, so a further takeover still knows it.
-		// Failing here leaves the state in memory and the records in the
-		// WAL: the stream stays usable, so only log it.
-		if err := e.CommitThrough(ctx, prev.ID, s.next); err != nil {
-			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
-			return nil // the earlier writers stay listed: their frames carry that state
-		}
-	}
+	// Durability point of the recovery: the recovered frames, producer
+	// stamps and writer sequences included, are in this process's WAL.
 	if len(p.sources) > 0 {
 		e.recorded(ctx, prev.ID, epoch)
+	}
+	if s.next > prev.End {
+		// Committing now lets this process retire the rewritten frames
+		// and puts the whole producer state in one section. Failing
+		// leaves them in the WAL, where a takeover finds them: only log.
+		if err := e.CommitThrough(ctx, prev.ID, s.next); err != nil {
+			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
+		}
 	}
 	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", s.next-prev.End)
 	return nil
@@ -327,14 +331,26 @@ func (e *Engine) recorded(ctx context.Context, id, epoch uint64) {
 	}
 }
 
-// rewrite makes recovered records durable in this process's own WAL, so the
-// next takeover needs to read only one predecessor. The frame carries the
-// writer sequence as of its end, which that takeover restores.
-func (e *Engine) rewrite(ctx context.Context, s *stream, from uint64) error {
-	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: from, WriterSeq: s.writerSeq, Records: s.records[from-s.base:]}
+// rewrite makes recovered frames durable in this process's own WAL, one
+// for one at this epoch, each with its producer stamp and writer sequence,
+// so the next takeover finds everything the predecessors held here. Frames
+// become durable in submission order: the last one's outcome is the whole.
+func (e *Engine) rewrite(ctx context.Context, s *stream, frames []domain.Frame) error {
+	if len(frames) == 0 {
+		return nil
+	}
 	done := make(chan error, 1)
-	if err := e.cfg.WAL.Submit(f, func(err error) { done <- err }); err != nil {
-		return err
+	for i := range frames {
+		f := frames[i]
+		f.Epoch = s.epoch
+		last := i == len(frames)-1
+		if err := e.cfg.WAL.Submit(&f, func(err error) {
+			if last {
+				done <- err
+			}
+		}); err != nil {
+			return err
+		}
 	}
 	select {
 	case err := <-done:

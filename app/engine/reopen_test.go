@@ -290,9 +290,10 @@ func hasNoneUnrecovered(v *domain.State, id uint64) bool {
 	return ok && len(st.Unrecovered) == 0
 }
 
-// An earlier writer's frames stop where a later epoch wrote: past that they
-// hold records never acknowledged (read past a hole in its WAL).
-func TestSupersedeDropsWhatALaterEpochWrote(t *testing.T) {
+// twoEpochState holds stream 1 with [0,20) committed at stream epoch 1 and
+// [20,25) at epoch 2.
+func twoEpochState(t *testing.T) (domain.State, *domain.Stream) {
+	t.Helper()
 	s := domain.NewState()
 	w1, w2 := domain.Proposer{Node: 1, Epoch: 1}, domain.Proposer{Node: 1, Epoch: 2}
 	for _, c := range []domain.Command{
@@ -311,6 +312,13 @@ func TestSupersedeDropsWhatALaterEpochWrote(t *testing.T) {
 		}
 	}
 	st, _ := s.Stream(1)
+	return s, st
+}
+
+// An earlier writer's frames stop where a later epoch wrote: past that they
+// hold records never acknowledged (read past a hole in its WAL).
+func TestSupersedeDropsWhatALaterEpochWrote(t *testing.T) {
+	s, st := twoEpochState(t)
 	frame := func(epoch, off, n uint64) domain.Frame {
 		return domain.Frame{Stream: 1, Epoch: epoch, Offset: off, Records: make([]domain.Record, n)}
 	}
@@ -321,5 +329,72 @@ func TestSupersedeDropsWhatALaterEpochWrote(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[1@15-20 2@25-28]" {
 		t.Fatalf("kept %v, want [1@15-20 2@25-28]", got)
+	}
+}
+
+// An open of ours that applied, though this process does not remember its
+// recovery (it retried from a view that predated it), is recovered when the
+// stream is next opened here: the earlier writer is still listed.
+func TestOwnOpenWithoutItsRecoveryIsRecovered(t *testing.T) {
+	log, mem, id := diedWithA(t)
+	ctx := context.Background()
+	next := startProcess(t, log, mem, 1, 2)
+	if r, err := next.plane.ProposeOne(ctx, &domain.OpenStream{By: next.by, Stream: id, Epoch: 2}); err != nil || !r.OK() {
+		t.Fatal(r, err)
+	}
+	if err := next.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := next.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, next, id); fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("the stream reads %v, want [a b]", got)
+	}
+}
+
+// dataPutsFail fails every data-object put: commits cannot happen.
+type dataPutsFail struct{ ports.ObjectStore }
+
+func (s dataPutsFail) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if !strings.HasPrefix(key, "wal/") {
+		return errors.New("store refuses")
+	}
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
+}
+
+// A takeover that could not commit what it recovered, and then died, still
+// hands the producer state on: its WAL holds the recovered frames one for
+// one, stamps included.
+func TestProducerStateSurvivesAnUncommittedRecovery(t *testing.T) {
+	log, mem := memlog.New(), memstore.New()
+	ctx := context.Background()
+	first := startProcess(t, log, mem, 1, 1)
+	id := first.create(t, "/s")
+	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
+	if _, err := first.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp}); err != nil {
+		t.Fatal(err)
+	}
+	second := startProcess(t, log, dataPutsFail{mem}, 1, 2)
+	if err := second.engine.Open(ctx, id); err != nil {
+		t.Fatal(err) // the failed commit is only logged
+	}
+	third := startProcess(t, log, mem, 1, 3)
+	if err := third.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	res, err := third.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp})
+	if err != nil || !res.Duplicate {
+		t.Fatalf("producer retry after two takeovers: %+v %v, want a duplicate (stream %v)", res, err, readAll(t, third, id))
+	}
+}
+
+// A later epoch's committed range counts even when it lies wholly below
+// the older frames: its writer recovered them, so they are dropped.
+func TestSupersedeCountsRangesBelowTheFrames(t *testing.T) {
+	s, st := twoEpochState(t)
+	frames := []domain.Frame{{Stream: 1, Epoch: 1, Offset: 25, Records: make([]domain.Record, 3)}}
+	if kept := supersede(frames, &s, st); len(kept) != 0 {
+		t.Fatalf("kept %d epoch-1 frames at 25 though epoch 2 wrote from 20", len(kept))
 	}
 }

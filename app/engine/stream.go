@@ -61,14 +61,19 @@ func (s *stream) loadSection(sec domain.Section) {
 	s.writerSeq, s.durableWriterSeq = sec.WriterSeq, sec.WriterSeq
 }
 
-// load installs recovered frames (offsets from s.next on) as durable.
-func (s *stream) load(frames []domain.Frame) {
+// load installs recovered frames (offsets from s.next on) as durable and
+// returns them as installed: cut to start where the stream stood.
+func (s *stream) load(frames []domain.Frame) []domain.Frame {
+	var installed []domain.Frame
 	for i := range frames {
 		f := &frames[i]
 		if f.Offset > s.next || f.End() <= s.next {
 			continue // already covered, or beyond a hole (never acknowledged)
 		}
 		recs := f.Records[s.next-f.Offset:]
+		part := *f
+		part.Offset, part.Records = s.next, recs
+		installed = append(installed, part)
 		s.records = append(s.records, recs...)
 		s.next += uint64(len(recs))
 		if n := len(recs); n > 0 {
@@ -83,6 +88,7 @@ func (s *stream) load(frames []domain.Frame) {
 		}
 	}
 	s.confirmed = s.next
+	return installed
 }
 
 // durable is the WAL callback for a frame ending at end: it raises the

@@ -24,20 +24,18 @@ func supersede(frames []domain.Frame, v *domain.State, st *domain.Stream) []doma
 			starts[epoch] = off
 		}
 	}
-	from := uint64(math.MaxUint64)
 	for _, f := range frames {
-		from = min(from, f.Offset)
 		note(f.Epoch, f.Offset)
 	}
-	for off := max(from, st.Start); off < st.End; {
-		obj, ok := v.ObjectAt(st, off)
-		if !ok {
-			break
+	// Every committed range counts, also those wholly below the frames: a
+	// later epoch's range below them means its writer recovered them.
+	st.Objects.All(func(_, id uint64) bool {
+		if obj, ok := v.Object(id); ok {
+			r := streamRange(obj, st.ID)
+			note(r.Epoch, r.Start)
 		}
-		r := streamRange(obj, st.ID)
-		note(r.Epoch, r.Start)
-		off = r.End
-	}
+		return true
+	})
 	kept := make([]domain.Frame, 0, len(frames))
 	for _, f := range frames {
 		limit := uint64(math.MaxUint64)

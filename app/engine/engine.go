@@ -251,9 +251,10 @@ func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch u
 	switch {
 	case err == nil:
 		s.loadSection(sec)
-	case errors.Is(err, errNoLastObject) && st.End == st.Start:
-		// Nothing committed, or trimmed to empty before trims kept the
-		// last object: there is no state to restore.
+	case st.End == st.Start && (errors.Is(err, errNoLastObject) || errors.Is(err, ports.ErrNotFound)):
+		// Nothing committed, or trimmed to empty by a trim that did not
+		// keep the last object (logged before trims did; its bytes may
+		// be collected): there is no state to restore.
 	default:
 		return nil, err
 	}
@@ -333,24 +334,23 @@ func (e *Engine) recorded(ctx context.Context, id, epoch uint64) {
 
 // rewrite makes recovered frames durable in this process's own WAL, one
 // for one at this epoch, each with its producer stamp and writer sequence,
-// so the next takeover finds everything the predecessors held here. Frames
-// become durable in submission order: the last one's outcome is the whole.
+// so the next takeover finds everything the predecessors held here. They
+// go in one bulk: a takeover that finds any of them at this epoch takes
+// this epoch to have recovered everything (supersede), so a crash must
+// leave all of them or none.
 func (e *Engine) rewrite(ctx context.Context, s *stream, frames []domain.Frame) error {
 	if len(frames) == 0 {
 		return nil
 	}
-	done := make(chan error, 1)
+	rewritten := make([]*domain.Frame, len(frames))
 	for i := range frames {
 		f := frames[i]
 		f.Epoch = s.epoch
-		last := i == len(frames)-1
-		if err := e.cfg.WAL.Submit(&f, func(err error) {
-			if last {
-				done <- err
-			}
-		}); err != nil {
-			return err
-		}
+		rewritten[i] = &f
+	}
+	done := make(chan error, 1)
+	if err := e.cfg.WAL.SubmitAll(func(err error) { done <- err }, rewritten...); err != nil {
+		return err
 	}
 	select {
 	case err := <-done:

@@ -421,3 +421,36 @@ func TestProducerStateSurvivesATrimToEmpty(t *testing.T) {
 		t.Fatalf("retry after a trim to empty and a takeover: %+v %v, want a duplicate", r, err)
 	}
 }
+
+// TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes: a stream trimmed to
+// empty whose kept last object has no bytes (collected by a node that ran
+// before trims kept it) still opens, with no state to restore.
+func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	old := startProcess(t, log, store, 1, 1)
+	id := old.create(t, "/s")
+	ctx := context.Background()
+	if _, err := old.engine.Append(ctx, id, records("a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.engine.Trim(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	v := old.plane.View()
+	st, _ := v.Stream(id)
+	obj, ok := v.LastObject(st)
+	if !ok {
+		t.Fatal("the trim kept no last object")
+	}
+	if err := store.Delete(ctx, domain.DataKey(obj.ID)); err != nil {
+		t.Fatal(err)
+	}
+	next := startProcess(t, log, store, 1, 2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	if err := next.engine.Open(ctx, id); err != nil {
+		t.Fatalf("open of a stream trimmed to empty whose last object is gone: %v", err)
+	}
+	if _, err := next.engine.Append(ctx, id, records("b"), nil); err != nil {
+		t.Fatal(err)
+	}
+}

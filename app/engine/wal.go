@@ -127,7 +127,17 @@ func OpenWAL(cfg WALConfig) *WAL {
 // Frames submitted in some order become durable in that order. Submit waits
 // while MaxBufferedBytes are unacknowledged (backpressure).
 func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
-	need := f.Size()
+	return w.SubmitAll(done, f)
+}
+
+// SubmitAll is Submit for frames that must become durable together: they
+// go in one bulk, one object, so a crash leaves all of them or none (a
+// recovery's rewrite relies on it). done is called once, for all of them.
+func (w *WAL) SubmitAll(done func(error), frames ...*domain.Frame) error {
+	need := 0
+	for _, f := range frames {
+		need += f.Size()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.failed == nil && w.buffered > 0 && w.buffered+need > w.cfg.MaxBufferedBytes {
@@ -142,11 +152,13 @@ func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
 	// Encoded straight into the open bulk: record bodies are copied once
 	// on their way to the PUT.
 	before := len(w.open.body)
-	w.open.body = domain.AppendFrame(w.open.body, f)
+	for _, f := range frames {
+		w.open.body = domain.AppendFrame(w.open.body, f)
+		w.open.ends[f.Stream] = max(w.open.ends[f.Stream], f.End())
+	}
 	enc := len(w.open.body) - before
 	w.open.frames += enc
 	w.open.done = append(w.open.done, done)
-	w.open.ends[f.Stream] = max(w.open.ends[f.Stream], f.End())
 	w.buffered += enc
 	if w.inflight == 0 || (w.open.frames >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
 		w.sealLocked()

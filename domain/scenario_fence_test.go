@@ -120,3 +120,33 @@ func TestUnrecoveredWritersAreListedUntilRecovered(t *testing.T) {
 		}},
 	})
 }
+
+// A WAL is in use while a stream is open on its process or lists it as
+// unrecovered; a process is superseded once its node registers again.
+func TestWALsInUseAndSuperseded(t *testing.T) {
+	a, b := Proposer{Node: 1, Epoch: 1}, Proposer{Node: 2, Epoch: 1}
+	s := NewState()
+	run(t, &s, []step{
+		expectCode(reg(1, 1), ResultOK), expectCode(reg(2, 1), ResultOK),
+		expectVal(create(a, "/s", true), ResultOK, 1),
+		inspect(func(t *testing.T, s *State) {
+			if used := s.WALsInUse(); !used[a] || used[b] || s.Superseded(a) {
+				t.Fatalf("in use %v, a superseded %v", used, s.Superseded(a))
+			}
+		}),
+		expectCode(reg(1, 2), ResultOK),
+		expectVal(open(b, 1, 2), ResultOK, 2),
+		inspect(func(t *testing.T, s *State) {
+			if used := s.WALsInUse(); !used[a] || !used[b] || !s.Superseded(a) || s.Superseded(Proposer{Node: 1, Epoch: 3}) {
+				t.Fatalf("after the takeover: in use %v", used)
+			}
+		}),
+		expectCode(&RecoveredStream{By: b, Stream: 1, Epoch: 2}, ResultOK),
+		expectCode(closeS(b, 1, 2), ResultOK),
+		inspect(func(t *testing.T, s *State) {
+			if used := s.WALsInUse(); len(used) != 0 {
+				t.Fatalf("after recovery and a clean close: in use %v", used)
+			}
+		}),
+	})
+}

@@ -207,6 +207,31 @@ func (s *State) LastObject(st *Stream) (*Object, bool) {
 	return s.objects.Get(id)
 }
 
+// Superseded reports whether node process p is gone for good: its node is
+// registered at a later epoch (a restart, or FenceNode). A process the state
+// does not know yet is not superseded.
+func (s *State) Superseded(p Proposer) bool {
+	n, ok := s.Node(p.Node)
+	return ok && n.Epoch > p.Epoch
+}
+
+// WALsInUse returns the node processes whose WALs a takeover may still
+// read: the writers of streams never closed (the next open fences them)
+// and the writers streams list as unrecovered.
+func (s *State) WALsInUse() map[Proposer]bool {
+	used := map[Proposer]bool{}
+	s.streams.All(func(_ uint64, st *Stream) bool {
+		if st.Open {
+			used[Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}] = true
+		}
+		for _, p := range st.Unrecovered {
+			used[p] = true
+		}
+		return true
+	})
+	return used
+}
+
 // Reservation returns a reserved object id.
 func (s *State) Reservation(id uint64) (Reservation, bool) { return s.reservations.Get(id) }
 

@@ -44,8 +44,12 @@ func EncodeFence(by Proposer) []byte {
 	return e.buf
 }
 
-// IsFence reports whether an object body is a fence.
+// IsFence reports whether an object body, or its first FenceProbeBytes, is
+// a fence.
 func IsFence(b []byte) bool { return bytes.HasPrefix(b, fenceMagic) }
+
+// FenceProbeBytes is how much of an object IsFence needs.
+const FenceProbeBytes = 4
 
 // DecodeBulk decodes a WAL object into its header and frames. Any damage is
 // an error: a bulk is written atomically, so a bad one was never valid.
@@ -82,13 +86,31 @@ func DecodeBulk(b []byte) (BulkHeader, []Frame, error) {
 
 // WALPrefix is the key prefix of one node process's WAL objects.
 func WALPrefix(node NodeID, epoch uint64) string {
-	return fmt.Sprintf("wal/%010d/%020d/", node, epoch)
+	return fmt.Sprintf(WALRoot+"%010d/%020d/", node, epoch)
 }
 
 // WALKey is the key of bulk seq of a node process. Zero padding makes key
 // order equal sequence order.
 func WALKey(node NodeID, epoch, seq uint64) string {
 	return fmt.Sprintf("%s%020d", WALPrefix(node, epoch), seq)
+}
+
+// WALRoot is the prefix of every WAL key.
+const WALRoot = "wal/"
+
+// ParseWALKey returns the node process and sequence number of a WAL key.
+func ParseWALKey(key string) (p Proposer, seq uint64, ok bool) {
+	rest, ok := strings.CutPrefix(key, WALRoot)
+	if !ok || len(rest) != 10+1+20+1+20 || rest[10] != '/' || rest[31] != '/' {
+		return Proposer{}, 0, false
+	}
+	node, err1 := strconv.ParseUint(rest[:10], 10, 32)
+	epoch, err2 := strconv.ParseUint(rest[11:31], 10, 64)
+	seq, err3 := strconv.ParseUint(rest[32:], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Proposer{}, 0, false
+	}
+	return Proposer{Node: NodeID(node), Epoch: epoch}, seq, true
 }
 
 // ParseWALSeq returns the sequence number of a key under prefix.

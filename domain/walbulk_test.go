@@ -113,3 +113,22 @@ func FuzzDecodeBulk(f *testing.F) {
 		}
 	})
 }
+
+func TestParseWALKey(t *testing.T) {
+	p := Proposer{Node: 7, Epoch: 1796037536756}
+	got, seq, ok := ParseWALKey(WALKey(p.Node, p.Epoch, 42))
+	if !ok || got != p || seq != 42 {
+		t.Fatalf("ParseWALKey(WALKey) = %+v %d %v", got, seq, ok)
+	}
+	if len(fenceMagic) != FenceProbeBytes || !IsFence(EncodeFence(p)[:FenceProbeBytes]) {
+		t.Fatal("FenceProbeBytes does not cover the fence magic")
+	}
+	for _, bad := range []string{"", "wal/", WALPrefix(7, 1), "data/00000000000000000001",
+		"wal/000000000x/00000000000000000001/00000000000000000001",
+		"wal/0000000001/00000000000000000001/0000000000000000001",
+		"wal/9999999999/00000000000000000001/00000000000000000001"} {
+		if _, _, ok := ParseWALKey(bad); ok {
+			t.Errorf("ParseWALKey(%q) accepted", bad)
+		}
+	}
+}

@@ -71,9 +71,12 @@ type Engine struct {
 	closing map[uint64]bool
 	// recovering holds opens whose OpenStream applied (or may have) but
 	// whose recovery did not finish: the next open here finishes it from
-	// the same predecessor, which the metadata no longer names. Under mu.
+	// the same predecessors. Under mu.
 	recovering map[uint64]pendingRecovery
-	opens      flights
+	// fences are the keys CollectDeadWALs found to hold fences, which
+	// stay: it does not read them again. Under mu.
+	fences map[string]bool
+	opens  flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
 	// not once per stream. fencing guards it.
@@ -116,8 +119,8 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{},
 		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),
-		fenced: map[domain.Proposer]*fencedWAL{},
-		room:   make(chan struct{}), kick: make(chan struct{}, 1)}
+		fenced: map[domain.Proposer]*fencedWAL{}, fences: map[string]bool{},
+		room: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
 func (e *Engine) local(id uint64) (*stream, bool) {

@@ -81,8 +81,8 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 	}
 }
 
-// maintain runs the lease holder's chores: reservation expiry and garbage
-// collection.
+// maintain runs the lease holder's chores: reservation expiry, garbage
+// collection and the bulks gone processes left in their WALs.
 func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	if _, held := lease.Held(); !held {
 		return
@@ -92,5 +92,8 @@ func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	}
 	if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("garbage collection failed", "err", err)
+	}
+	if _, err := e.CollectDeadWALs(ctx); err != nil && ctx.Err() == nil {
+		e.cfg.Logger.Warn("collecting dead WALs failed", "err", err)
 	}
 }

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// maxDeadWALKeys bounds the keys one CollectDeadWALs pass looks at.
+const maxDeadWALKeys = 10_000
+
+// CollectDeadWALs deletes the bulks that gone processes left in their WALs
+// once no takeover can need them: the process is superseded (its node
+// re-registered or was fenced) and no stream is still open on it or lists
+// it as unrecovered. A process that crashed leaves the bulks it had not
+// retired; without this they would stay forever, one set per restart.
+//
+// Fence objects stay: a paused process that comes back retries its put at
+// the key its fencer took, and must find it taken, or it could acknowledge
+// appends nobody reads. Only the maintenance lease holder should call it.
+// It returns the number of bulks deleted.
+func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
+	v := e.cfg.Plane.View()
+	store := e.cfg.WAL.cfg.Store
+	candidates, err := e.deadWALKeys(ctx, store, &v)
+	if err != nil || len(candidates) == 0 {
+		return 0, err
+	}
+	inUse := v.WALsInUse()
+	var bulks []string
+	for _, k := range candidates {
+		if p, _, _ := domain.ParseWALKey(k); inUse[p] {
+			continue
+		}
+		head, err := store.Get(ctx, k, 0, domain.FenceProbeBytes)
+		switch {
+		case errors.Is(err, ports.ErrNotFound):
+			continue
+		case err != nil:
+			return 0, fmt.Errorf("engine: read %s: %w", k, err)
+		case domain.IsFence(head):
+			e.mu.Lock()
+			e.fences[k] = true
+			e.mu.Unlock()
+			continue
+		}
+		bulks = append(bulks, k)
+	}
+	if len(bulks) == 0 {
+		return 0, nil
+	}
+	if err := store.Delete(ctx, bulks...); err != nil {
+		return 0, fmt.Errorf("engine: delete dead WAL bulks: %w", err)
+	}
+	return len(bulks), nil
+}
+
+// deadWALKeys lists the WAL keys of superseded processes, but for the
+// fences an earlier pass found.
+func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *domain.State) ([]string, error) {
+	var keys []string
+	for after, seen := "", 0; seen < maxDeadWALKeys; {
+		page, err := store.List(ctx, domain.WALRoot, after, listPage)
+		if err != nil {
+			return nil, fmt.Errorf("engine: list %s: %w", domain.WALRoot, err)
+		}
+		e.mu.Lock()
+		for _, o := range page {
+			if p, _, ok := domain.ParseWALKey(o.Key); ok && v.Superseded(p) && !e.fences[o.Key] {
+				keys = append(keys, o.Key)
+			}
+		}
+		e.mu.Unlock()
+		if len(page) < listPage {
+			break
+		}
+		seen += len(page)
+		after = page[len(page)-1].Key
+	}
+	return keys, nil
+}

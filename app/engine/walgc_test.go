@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+)
+
+// walKeys lists the WAL keys under prefix, and how many of them are fences.
+func walKeysAndFences(t *testing.T, store *memstore.Store, prefix string) (keys []string, fences int) {
+	t.Helper()
+	ctx := context.Background()
+	infos, err := store.List(ctx, prefix, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range infos {
+		body, err := store.Get(ctx, o.Key, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if domain.IsFence(body) {
+			fences++
+		}
+		keys = append(keys, o.Key)
+	}
+	return keys, fences
+}
+
+// A gone process's WAL bulks are deleted once every stream it wrote was
+// taken over and recovered; its fences stay, and a process the view does
+// not know as gone is left alone.
+func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	ctx := context.Background()
+	old := startProcess(t, log, store, 1, 1)
+	s1, s2 := old.create(t, "/s1"), old.create(t, "/s2")
+	for _, id := range []uint64{s1, s2} {
+		if _, err := old.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A WAL key of a process newer than anything registered: not gone.
+	future := domain.WALKey(3, 9, 1)
+	if err := store.PutIfAbsent(ctx, future, []byte("not known yet")); err != nil {
+		t.Fatal(err)
+	}
+	next := startProcess(t, log, store, 1, 2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	collect := func() int {
+		t.Helper()
+		n, err := next.engine.CollectDeadWALs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := collect(); n != 0 {
+		t.Fatalf("deleted %d bulks while both streams are still open on the gone process", n)
+	}
+	if err := next.engine.Open(ctx, s1); err != nil {
+		t.Fatal(err)
+	}
+	if n := collect(); n != 0 {
+		t.Fatalf("deleted %d bulks while /s2 is still open on the gone process", n)
+	}
+	if err := next.engine.Open(ctx, s2); err != nil {
+		t.Fatal(err)
+	}
+	if n := collect(); n == 0 {
+		t.Fatal("deleted no bulks once both streams were recovered")
+	}
+	keys, fences := walKeysAndFences(t, store, domain.WALPrefix(1, 1))
+	if len(keys) == 0 || fences != len(keys) {
+		t.Fatalf("the gone process's WAL holds %v, %d of them fences: want only fences", keys, fences)
+	}
+	if _, err := store.Get(ctx, future, 0, -1); err != nil {
+		t.Fatalf("the WAL of a process not known to be gone was touched: %v", err)
+	}
+	if n := collect(); n != 0 {
+		t.Fatalf("a second pass deleted %d more", n)
+	}
+	for _, id := range []uint64{s1, s2} {
+		if got := readAll(t, next, id); len(got) != 1 || got[0] != "a" {
+			t.Fatalf("stream %d reads %v after the collection, want [a]", id, got)
+		}
+	}
+}

@@ -75,8 +75,9 @@ type Engine struct {
 	recovering map[uint64]pendingRecovery
 	// fences are the keys CollectDeadWALs found to hold fences, which
 	// stay: it does not read them again. Under mu.
-	fences map[string]bool
-	opens  flights
+	fences     map[string]bool
+	deadWALsAt time.Time // the last CollectDeadWALs of the maintenance loop
+	opens      flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
 	// not once per stream. fencing guards it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -11,6 +12,10 @@ import (
 
 // maxDeadWALKeys bounds the keys one CollectDeadWALs pass looks at.
 const maxDeadWALKeys = 10_000
+
+// deadWALsEvery spaces the maintenance loop's CollectDeadWALs passes: each
+// lists the whole WAL key space, and crashes are rare.
+const deadWALsEvery = time.Minute
 
 // CollectDeadWALs deletes the bulks that gone processes left in their WALs
 // once no takeover can need them: the process is superseded (its node

@@ -77,7 +77,10 @@ type Engine struct {
 	// stay: it does not read them again. Under mu.
 	fences     map[string]bool
 	deadWALsAt time.Time // the last CollectDeadWALs of the maintenance loop
-	opens      flights
+	// deadWALsAfter is where the next CollectDeadWALs pass lists from.
+	// Under mu.
+	deadWALsAfter string
+	opens         flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
 	// not once per stream. fencing guards it.

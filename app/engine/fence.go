@@ -16,9 +16,10 @@ import (
 // The fencing argument: a writer stores bulks at consecutive sequence
 // numbers with PutIfAbsent and acknowledges bulk k only once bulks 1..k are
 // all stored. It deletes only bulks it has acknowledged and always keeps
-// its newest one. FenceWAL reads its bulks from the oldest listed up to the
-// first free sequence number and puts a fence object there, with
-// PutIfAbsent. Exactly one of the writer and the fencer gets that key. If
+// its newest one. FenceWAL reads its bulks from sequence 1 up to the first
+// free sequence number and puts a fence object there, with PutIfAbsent
+// (for a writer that retired its first bulks, that fence covers a retired
+// key, and the scan goes on from the oldest listed bulk, as past a hole). Exactly one of the writer and the fencer gets that key. If
 // the writer does, the fencer reads it and tries the next key. If the
 // fencer does and the key lies past the writer's newest bulk, the writer's
 // upload there fails forever, so it acknowledges nothing from that bulk on,
@@ -37,10 +38,13 @@ func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, 
 	if err != nil {
 		return nil, err
 	}
+	// The scan starts at sequence 1, not at the oldest listed bulk. Before a
+	// writer acknowledged anything, every free key below its oldest stored
+	// bulk may be in flight (with pipelined uploads, bulk 2 can land before
+	// bulk 1): a fence at 1 stops it acknowledging at all. Once it has
+	// acknowledged, its newest acknowledged bulk is listed, everything below
+	// that is acknowledged, and the fence at 1 merely covers a retired key.
 	start := uint64(1)
-	if len(seqs) > 0 {
-		start = seqs[0]
-	}
 	var all []domain.Frame
 	for range maxFenceRounds {
 		frames, fencedAt, err := scanAndFence(ctx, store, node, epoch, start, by)

@@ -370,3 +370,21 @@ func TestFenceKeepsEveryRunBetweenHoles(t *testing.T) {
 		t.Fatalf("fencing again: %v", err)
 	}
 }
+
+// Before a writer acknowledged anything, its first bulk may still be in
+// flight while a later one is stored (pipelined uploads): the fencer must
+// take key 1, or that bulk could land and both be acknowledged unread.
+func TestFenceCoversAFirstBulkStillInFlight(t *testing.T) {
+	store, ctx := memstore.New(), context.Background()
+	second := domain.AppendBulkHeader(nil, domain.BulkHeader{Node: 1, Epoch: 1, Seq: 2})
+	if err := store.PutIfAbsent(ctx, domain.WALKey(1, 1, 2), second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FenceWAL(ctx, store, 1, 1, domain.Proposer{Node: 2, Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	first := domain.AppendBulkHeader(nil, domain.BulkHeader{Node: 1, Epoch: 1, Seq: 1})
+	if err := store.PutIfAbsent(ctx, domain.WALKey(1, 1, 1), first); !errors.Is(err, ports.ErrPrecondition) {
+		t.Fatalf("the writer's first bulk was stored after the fence: %v", err)
+	}
+}

@@ -64,10 +64,15 @@ func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 }
 
 // deadWALKeys lists the WAL keys of superseded processes, but for the
-// fences an earlier pass found.
+// fences an earlier pass found. A pass looks at up to maxDeadWALKeys keys
+// from where the last one stopped (e.deadWALsAfter), wrapping around at the
+// end, so keys that stay (fences, live WALs) never hide those after them.
 func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *domain.State) ([]string, error) {
+	e.mu.Lock()
+	after := e.deadWALsAfter
+	e.mu.Unlock()
 	var keys []string
-	for after, seen := "", 0; seen < maxDeadWALKeys; {
+	for seen := 0; seen < maxDeadWALKeys; {
 		page, err := store.List(ctx, domain.WALRoot, after, listPage)
 		if err != nil {
 			return nil, fmt.Errorf("engine: list %s: %w", domain.WALRoot, err)
@@ -80,10 +85,14 @@ func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *do
 		}
 		e.mu.Unlock()
 		if len(page) < listPage {
+			after = "" // the end: the next pass starts over
 			break
 		}
 		seen += len(page)
 		after = page[len(page)-1].Key
 	}
+	e.mu.Lock()
+	e.deadWALsAfter = after
+	e.mu.Unlock()
 	return keys, nil
 }

@@ -89,3 +89,35 @@ func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
 		}
 	}
 }
+
+// Keys that stay (fences, live WALs) do not hide the dead bulks listed after
+// them: each pass goes on where the last one stopped.
+func TestDeadWALsAfterManyKeptKeysAreCollected(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	ctx := context.Background()
+	old := startProcess(t, log, store, 2, 1)
+	s := old.create(t, "/s")
+	if _, err := old.engine.AppendWith(ctx, s, records("a"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next := startProcess(t, log, store, 2, 2)
+	next.plane.WaitFor(ctx, old.plane.Applied())
+	if err := next.engine.Open(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	one := startProcess(t, log, store, 1, 1000)
+	next.plane.WaitFor(ctx, one.plane.Applied())
+	for i := range uint64(maxDeadWALKeys) { // fences of node 1's earlier processes sort first
+		if err := store.PutIfAbsent(ctx, domain.WALKey(1, i+1, 1), domain.EncodeFence(next.by)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if _, err := next.engine.CollectDeadWALs(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys, fences := walKeysAndFences(t, store, domain.WALPrefix(2, 1)); fences != len(keys) {
+		t.Fatalf("the gone process (2, 1) still holds %d bulks", len(keys)-fences)
+	}
+}

@@ -173,10 +173,9 @@ func (s *State) trimStream(c *TrimStream) Result {
 	var drop []uint64
 	old.Objects.All(func(start, id uint64) bool {
 		o, _ := s.Object(id)
-		if end := rangeOf(o, st.ID).End; end > c.Start || end == old.End {
-			// The last object stays even when trimmed away: its section
-			// holds the producer state and writer sequence a takeover
-			// restores (LastObject).
+		if end := rangeOf(o, st.ID).End; end > c.Start || (c.KeepLast && end == old.End) {
+			// KeepLast: the last object stays even when trimmed away, for
+			// the state its section holds (LastObject).
 			return false
 		}
 		drop = append(drop, start)

@@ -74,14 +74,24 @@ func (c *SetStreamMeta) decode(d *decoder) {
 	c.Meta = d.bytes()
 }
 
+// TrimStream's KeepLast is a trailing byte present only when true, so trims
+// encoded before it existed decode unchanged.
 func (c *TrimStream) encode(e *encoder) {
 	encodeStreamEpoch(e, c.By, c.Stream, c.Epoch)
 	e.uvarint(c.Start)
+	if c.KeepLast {
+		e.boolean(true)
+	}
 }
 
 func (c *TrimStream) decode(d *decoder) {
 	c.By, c.Stream, c.Epoch = decodeStreamEpoch(d)
 	c.Start = d.uvarint()
+	if d.err == nil && len(d.buf) > 0 {
+		if c.KeepLast = d.boolean(); !c.KeepLast {
+			d.fail("KeepLast written as false")
+		}
+	}
 }
 
 func encodeStreamEpoch(e *encoder, by Proposer, stream, epoch uint64) {

@@ -145,12 +145,17 @@ type SetStreamMeta struct {
 
 // TrimStream raises the stream's start offset to Start (<= End); objects that
 // lie wholly below it are marked as garbage. A lower or equal Start is
-// ResultRedundant.
+// ResultRedundant. KeepLast keeps the object holding the stream's last
+// record even when Start reaches End: its section carries the producer
+// state and writer sequence a takeover restores. Writers set it when the
+// stream has such state; trims logged before the field existed decode with
+// it false and keep their effect.
 type TrimStream struct {
-	By     Proposer
-	Stream uint64
-	Epoch  uint64
-	Start  uint64
+	By       Proposer
+	Stream   uint64
+	Epoch    uint64
+	Start    uint64
+	KeepLast bool
 }
 
 // DeleteStream removes a stream and its name (reusable at once) and marks its

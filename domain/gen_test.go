@@ -115,7 +115,7 @@ func (g gen) command(c Code) Command {
 	case CodeSetStreamMeta:
 		return &SetStreamMeta{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Meta: g.blob()}
 	case CodeTrimStream:
-		return &TrimStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Start: g.u64(40)}
+		return &TrimStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Start: g.u64(40), KeepLast: g.intn(2) == 0}
 	case CodeDeleteStream:
 		return &DeleteStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
 	case CodeReserveObjects:

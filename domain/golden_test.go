@@ -24,7 +24,7 @@ func goldenSamples() []Command {
 		&OpenStream{By: by, Stream: 42, Epoch: 5},
 		&CloseStream{By: by, Stream: 43, Epoch: 6},
 		&SetStreamMeta{By: by, Stream: 44, Epoch: 2, Meta: []byte{0x00, 0xff, 0x10}},
-		&TrimStream{By: by, Stream: 45, Epoch: 3, Start: 100_000},
+		&TrimStream{By: by, Stream: 45, Epoch: 3, Start: 100_000, KeepLast: true},
 		&DeleteStream{By: by, Stream: 46, Epoch: 4},
 		&ReserveObjects{By: by, Count: 16, TTLMs: 30_000, NowMs: -5},
 		&CommitObjects{By: by, NowMs: 1_700_000_001_000, Objects: []ObjectSpec{
@@ -166,5 +166,27 @@ func TestGoldenFilesKnown(t *testing.T) {
 		if !known[f] {
 			t.Errorf("golden file %s matches no command type", f)
 		}
+	}
+}
+
+// A TrimStream encoded before KeepLast existed decodes with it false and
+// encodes back to the same bytes; KeepLast written as false is refused (it
+// would not re-encode the same).
+func TestTrimStreamBeforeKeepLast(t *testing.T) {
+	v1, _ := hex.DecodeString("0101070702072d03a08d06")
+	cmds, err := DecodeRow(v1)
+	if err != nil || len(cmds) != 1 {
+		t.Fatalf("decode: %v %v", cmds, err)
+	}
+	want := &TrimStream{By: Proposer{Node: 2, Epoch: 7}, Stream: 45, Epoch: 3, Start: 100_000}
+	if !reflect.DeepEqual(cmds[0], want) {
+		t.Fatalf("decoded %s, want %s", describe(cmds[0]), describe(want))
+	}
+	if got := EncodeCommand(cmds[0]); !bytes.Equal(got, v1) {
+		t.Fatalf("re-encoded %x, want %x", got, v1)
+	}
+	falseByte, _ := hex.DecodeString("0101070802072d03a08d0600")
+	if _, err := DecodeRow(falseByte); err == nil {
+		t.Fatal("KeepLast written as false was accepted")
 	}
 }

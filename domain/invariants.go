@@ -179,13 +179,17 @@ func (s *State) checkObjects() error {
 const maxCounter = 1 << 63
 
 func (s *State) checkIDs() error {
-	if s.Applied >= maxCounter || s.NextStreamID >= maxCounter || s.NextObjectID >= maxCounter {
+	if s.Applied >= maxCounter || s.NextStreamID >= maxCounter || s.NextObjectID >= maxCounter ||
+		s.NextStreamID == 0 || s.NextObjectID == 0 { // id 0 is reserved (ForkOf 0: no source)
 		return fmt.Errorf("counters out of range: applied %d, next stream %d, next object %d",
 			s.Applied, s.NextStreamID, s.NextObjectID)
 	}
 	var err error
 	s.streams.All(func(id uint64, _ *Stream) bool {
-		if id >= s.NextStreamID {
+		switch {
+		case id == 0:
+			err = fmt.Errorf("stream id 0 is reserved")
+		case id >= s.NextStreamID:
 			err = fmt.Errorf("stream id %d >= next id %d", id, s.NextStreamID)
 		}
 		return err == nil

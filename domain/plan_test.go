@@ -190,7 +190,7 @@ func (p *planner) streamCommand(c Code) Command {
 	case CodeSetStreamMeta:
 		return &SetStreamMeta{By: by, Stream: st.ID, Epoch: p.epochOf(st), Meta: p.blob()}
 	case CodeTrimStream:
-		return &TrimStream{By: by, Stream: st.ID, Epoch: p.epochOf(st), Start: st.Start + p.u64(int(st.End-st.Start)+2)}
+		return &TrimStream{By: by, Stream: st.ID, Epoch: p.epochOf(st), Start: st.Start + p.u64(int(st.End-st.Start)+2), KeepLast: p.pct(50)}
 	case CodeDeleteStream:
 		return &DeleteStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
 	}

@@ -150,11 +150,12 @@ func TestObjectScenarios(t *testing.T) {
 			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 10}, ResultRedundant),
 			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 31}, ResultInvalid),
 			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 0, Start: 20}, ResultStaleEpoch),
-			expectCode(&TrimStream{By: p1, Stream: 2, Epoch: 1, Start: 10}, ResultOK),
-			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 30}, ResultOK),
+			expectCode(&TrimStream{By: p1, Stream: 2, Epoch: 1, Start: 10, KeepLast: true}, ResultOK),
+			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 30, KeepLast: true}, ResultOK),
 			inspect(func(t *testing.T, s *State) {
-				// Trimmed to empty, each stream keeps its last object
-				// (its section holds the producer state), unreadable.
+				// Trimmed to empty with KeepLast, each stream keeps its
+				// last object (its section holds the producer state),
+				// unreadable.
 				wantIndex(t, s, 1, 30, 30, map[uint64]uint64{20: 3})
 				wantGarbage(t, s, map[uint64]GarbageReason{2: GarbageTrimmed})
 				wantObjectAt(t, s, 1, 29, 0)
@@ -165,8 +166,9 @@ func TestObjectScenarios(t *testing.T) {
 			expectCode(commit(p1, obj(4, rg(1, 1, 30, 31))), ResultOK),
 			expectCode(&TrimStream{By: p1, Stream: 1, Epoch: 1, Start: 31}, ResultOK),
 			inspect(func(t *testing.T, s *State) {
-				wantIndex(t, s, 1, 31, 31, map[uint64]uint64{30: 4})
-				wantGarbage(t, s, map[uint64]GarbageReason{2: GarbageTrimmed, 3: GarbageTrimmed})
+				// Without KeepLast, the last object goes too.
+				wantIndex(t, s, 1, 31, 31, nil)
+				wantGarbage(t, s, map[uint64]GarbageReason{2: GarbageTrimmed, 3: GarbageTrimmed, 4: GarbageTrimmed})
 			}),
 		)},
 		{"delete marks all objects and frees the name", with(

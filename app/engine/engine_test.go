@@ -430,7 +430,7 @@ func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
 	ctx := context.Background()
-	if _, err := old.engine.Append(ctx, id, records("a"), nil); err != nil {
+	if _, err := old.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := old.engine.Trim(ctx, id, 1); err != nil {
@@ -452,5 +452,24 @@ func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
 	}
 	if _, err := next.engine.Append(ctx, id, records("b"), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrimToEmptyKeepsNoObjectWithoutState: a stream with no producer state
+// or writer sequence keeps no object once every record is trimmed.
+func TestTrimToEmptyKeepsNoObjectWithoutState(t *testing.T) {
+	p := startProcessTB(t, memstore.New())
+	id := p.create(t, "/s")
+	ctx := context.Background()
+	if _, err := p.engine.Append(ctx, id, records("a", "b"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.engine.Trim(ctx, id, 2); err != nil {
+		t.Fatal(err)
+	}
+	v := p.plane.View()
+	st, _ := v.Stream(id)
+	if obj, ok := v.LastObject(st); ok {
+		t.Fatalf("a stream without state kept object %d after a trim of every record", obj.ID)
 	}
 }

@@ -61,6 +61,15 @@ func (s *stream) loadSection(sec domain.Section) {
 	s.writerSeq, s.durableWriterSeq = sec.WriterSeq, sec.WriterSeq
 }
 
+// hasDurableState reports whether the stream has producer state or a writer
+// sequence that a takeover restores from its last data object's section:
+// then a trim of every record keeps that object (TrimStream.KeepLast).
+func (s *stream) hasDurableState() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.durableProducers) > 0 || s.durableWriterSeq != ""
+}
+
 // load installs recovered frames (offsets from s.next on) as durable and
 // returns them as installed: cut to start where the stream stood.
 func (s *stream) load(frames []domain.Frame) []domain.Frame {

@@ -34,7 +34,8 @@ func (e *Engine) Trim(ctx context.Context, id, to uint64) (uint64, error) {
 	if to <= st.Start {
 		return st.Start, nil
 	}
-	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.TrimStream{By: e.cfg.By, Stream: id, Epoch: s.epoch, Start: to})
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.TrimStream{By: e.cfg.By, Stream: id, Epoch: s.epoch, Start: to,
+		KeepLast: s.hasDurableState()})
 	if err != nil {
 		return 0, err
 	}

@@ -220,6 +220,19 @@ func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
 	}
 }
 
+// charge counts records a recovery put in memory: not waiting for room (the
+// takeover would otherwise wait on uploads of streams it has not opened),
+// but asking for an upload when over the threshold, like reserve.
+func (e *Engine) charge(records []domain.Record) {
+	e.roomMu.Lock()
+	e.uncommitted += recordsSize(records)
+	over := e.uncommitted >= e.cfg.UploadThresholdBytes
+	e.roomMu.Unlock()
+	if over {
+		e.requestUpload()
+	}
+}
+
 // reserve waits until the records fit under MaxUncommittedBytes, then
 // counts them: memory stays bounded when uploads fall behind appends.
 func (e *Engine) reserve(ctx context.Context, records []domain.Record) error {

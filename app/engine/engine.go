@@ -309,6 +309,7 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	if err := e.rewrite(ctx, s, recovered); err != nil {
 		return err
 	}
+	e.charge(s.records[prev.End-s.base:]) // their commit releases them
 	e.mu.Lock()
 	e.streams[prev.ID] = s
 	e.mu.Unlock()

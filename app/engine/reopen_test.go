@@ -438,3 +438,18 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 		t.Fatalf("after the second takeover the stream reads %v, want [a b]", got)
 	}
 }
+
+// Records a takeover recovered count in the uncommitted budget until they
+// are committed, as appended ones do.
+func TestRecoveredRecordsCountAsUncommitted(t *testing.T) {
+	log, mem, id := diedWithA(t)
+	next := startProcess(t, log, dataPutsFail{mem}, 1, 2)
+	if err := next.engine.Open(context.Background(), id); err != nil {
+		t.Fatal(err) // the failed commit is only logged
+	}
+	next.engine.roomMu.Lock()
+	defer next.engine.roomMu.Unlock()
+	if want := recordsSize(records("a")); next.engine.uncommitted != want {
+		t.Fatalf("uncommitted %d bytes after recovering one record, want %d", next.engine.uncommitted, want)
+	}
+}

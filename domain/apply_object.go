@@ -214,6 +214,11 @@ func rangeOf(o *Object, stream uint64) Range {
 	if o == nil {
 		return Range{}
 	}
+	return o.RangeOf(stream)
+}
+
+// RangeOf returns the object's range of stream, zero if it holds none.
+func (o *Object) RangeOf(stream uint64) Range {
 	for _, r := range o.Ranges {
 		if r.Stream == stream {
 			return r

@@ -99,6 +99,7 @@ type CreateFork struct {
 // above the current epoch: this is the fence. The stream must not be open on
 // another live process, and a pending transfer reserves it for its target.
 // Opening again at the current epoch by the same process is ResultRedundant.
+// A previous writer that never closed the stream joins Stream.Unrecovered.
 // Result value: the epoch.
 type OpenStream struct {
 	By     Proposer
@@ -217,7 +218,9 @@ type StartTransfer struct {
 }
 
 // CompleteTransfer hands the closed stream (at Epoch) to the transfer target,
-// which then opens it at Epoch+1. No pending transfer is ResultRedundant.
+// which then opens it at Epoch+1; until then no process of the target holds
+// it (OwnerEpoch 0). A previous writer that never closed the stream joins
+// Stream.Unrecovered. No pending transfer is ResultRedundant.
 type CompleteTransfer struct {
 	By     Proposer
 	Stream uint64

@@ -30,8 +30,9 @@ type Stream struct {
 	Epoch uint64
 	// Owner is the stream's home node, 0 when it has none.
 	Owner NodeID
-	// OwnerEpoch is the owner's node epoch when it opened the stream. The
-	// stream is open only while the owner is still registered at that epoch.
+	// OwnerEpoch is the owner's node epoch when it opened the stream (0
+	// after a transfer, until the target opens it). The stream is open only
+	// while the owner is still registered at that epoch.
 	OwnerEpoch uint64
 	Open       bool
 	// Sealed: closed for appends for good (SealStream).
@@ -49,7 +50,8 @@ type Stream struct {
 	TransferTo NodeID
 	// Unrecovered lists earlier writers, oldest first, whose WALs may hold
 	// acknowledged records beyond End that no later writer has yet made
-	// durable in its own WAL: an open that fences a writer adds it, and
+	// durable in its own WAL: an open or a transfer that takes the stream
+	// from a writer that never closed it adds that writer, and
 	// RecoveredStream empties the list. A takeover reads every WAL listed
 	// (then the previous writer's), so a writer that dies while recovering
 	// loses nothing its predecessors acknowledged.

@@ -225,7 +225,14 @@ func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
 // but asking for an upload when over the threshold, like reserve.
 func (e *Engine) charge(records []domain.Record) {
 	e.roomMu.Lock()
-	e.uncommitted += recordsSize(records)
+	e.countAndUnlock(recordsSize(records))
+}
+
+// countAndUnlock counts n more uncommitted bytes under roomMu, which the
+// caller holds and it releases, and asks for an upload once they reach the
+// threshold.
+func (e *Engine) countAndUnlock(n int) {
+	e.uncommitted += n
 	over := e.uncommitted >= e.cfg.UploadThresholdBytes
 	e.roomMu.Unlock()
 	if over {
@@ -240,12 +247,7 @@ func (e *Engine) reserve(ctx context.Context, records []domain.Record) error {
 	for {
 		e.roomMu.Lock()
 		if e.uncommitted == 0 || e.uncommitted+n <= e.cfg.MaxUncommittedBytes {
-			e.uncommitted += n
-			over := e.uncommitted >= e.cfg.UploadThresholdBytes
-			e.roomMu.Unlock()
-			if over {
-				e.requestUpload()
-			}
+			e.countAndUnlock(n)
 			return nil
 		}
 		room := e.room

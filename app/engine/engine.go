@@ -73,14 +73,8 @@ type Engine struct {
 	// whose recovery did not finish: the next open here finishes it from
 	// the same predecessors. Under mu.
 	recovering map[uint64]pendingRecovery
-	// fences are the keys CollectDeadWALs found to hold fences, which
-	// stay: it does not read them again. Under mu.
-	fences     map[string]bool
-	deadWALsAt time.Time // the last CollectDeadWALs of the maintenance loop
-	// deadWALsAfter is where the next CollectDeadWALs pass lists from.
-	// Under mu.
-	deadWALsAfter string
-	opens         flights
+	deadWALs   deadWALPasses // CollectDeadWALs' memory between passes
+	opens      flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
 	// not once per stream. fencing guards it.
@@ -123,7 +117,7 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{},
 		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),
-		fenced: map[domain.Proposer]*fencedWAL{}, fences: map[string]bool{},
+		fenced: map[domain.Proposer]*fencedWAL{}, deadWALs: deadWALPasses{fenceKeys: map[string]bool{}},
 		room: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
@@ -287,22 +281,17 @@ func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
 	return nil
 }
 
-// recover rebuilds a stream opened at p.epoch from its previous writer's
-// WAL. What it reads there stays in p, for a retry if a later step fails.
+// recover rebuilds a stream opened at p.epoch from the WALs of its earlier
+// writers (p.sources). What it reads there stays in p, for a retry if a
+// later step fails.
 func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	prev, epoch := &p.prev, p.epoch
 	s, err := e.committedStream(ctx, prev, epoch)
 	if err != nil {
 		return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
 	}
-	for ; p.read < len(p.sources); p.read++ {
-		// Oldest first: a later writer's frames continue (or repeat, as
-		// it rewrote them) an earlier one's, and load skips what it has.
-		frames, err := e.predecessorFrames(ctx, p.sources[p.read], prev.ID)
-		if err != nil {
-			return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
-		}
-		p.frames = append(p.frames, frames...)
+	if err := e.readSources(ctx, p); err != nil {
+		return err
 	}
 	v := e.cfg.Plane.View()
 	recovered := s.load(supersede(p.frames, &v, prev))
@@ -327,6 +316,20 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 		}
 	}
 	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", s.next-prev.End)
+	return nil
+}
+
+// readSources fences and reads the WALs of p's earlier writers, oldest
+// first (a later writer's frames continue, or repeat as it rewrote them, an
+// earlier one's, and load skips what it has), keeping what it read in p.
+func (e *Engine) readSources(ctx context.Context, p *pendingRecovery) error {
+	for ; p.read < len(p.sources); p.read++ {
+		frames, err := e.predecessorFrames(ctx, p.sources[p.read], p.prev.ID)
+		if err != nil {
+			return fmt.Errorf("engine: recover stream %d: %w", p.prev.ID, err)
+		}
+		p.frames = append(p.frames, frames...)
+	}
 	return nil
 }
 

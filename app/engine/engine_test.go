@@ -33,7 +33,9 @@ func (p *process) createB(tb testing.TB, i int) uint64 {
 
 func startProcess(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, epoch uint64) *process {
 	t.Helper()
-	plane, err := meta.Open(context.Background(), meta.Config{Log: log, PollInterval: 5 * time.Millisecond})
+	// A log that fails an append fails it fast (refusesLog).
+	plane, err := meta.Open(context.Background(), meta.Config{Log: log, PollInterval: 5 * time.Millisecond,
+		AppendTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,11 @@ import (
 // its newest one. FenceWAL reads its bulks from sequence 1 up to the first
 // free sequence number and puts a fence object there, with PutIfAbsent
 // (for a writer that retired its first bulks, that fence covers a retired
-// key, and the scan goes on from the oldest listed bulk, as past a hole). Exactly one of the writer and the fencer gets that key. If
-// the writer does, the fencer reads it and tries the next key. If the
-// fencer does and the key lies past the writer's newest bulk, the writer's
-// upload there fails forever, so it acknowledges nothing from that bulk on,
+// key, and the scan goes on from the oldest listed bulk, as past a hole).
+// Exactly one of the writer and the fencer gets that key. If the writer
+// does, the fencer reads it and tries the next key. If the fencer does and
+// the key lies past the writer's newest bulk, the writer's upload there
+// fails forever, so it acknowledges nothing from that bulk on,
 // and everything it did acknowledge has been read. A free key below the
 // writer's newest bulk is a hole: a bulk still in flight (then the fence
 // stops the writer there: nothing from it on was acknowledged) or one a
@@ -34,10 +35,6 @@ import (
 func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, epoch uint64,
 	by domain.Proposer) ([]domain.Frame, error) {
 	prefix := domain.WALPrefix(node, epoch)
-	seqs, err := listSeqs(ctx, store, prefix)
-	if err != nil {
-		return nil, err
-	}
 	// The scan starts at sequence 1, not at the oldest listed bulk. Before a
 	// writer acknowledged anything, every free key below its oldest stored
 	// bulk may be in flight (with pipelined uploads, bulk 2 can land before
@@ -52,7 +49,8 @@ func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, 
 			return nil, err
 		}
 		all = append(all, frames...)
-		if seqs, err = listSeqs(ctx, store, prefix); err != nil {
+		seqs, err := listSeqs(ctx, store, prefix)
+		if err != nil {
 			return nil, err
 		}
 		i := sort.Search(len(seqs), func(i int) bool { return seqs[i] > fencedAt })

@@ -93,8 +93,8 @@ func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("garbage collection failed", "err", err)
 	}
-	if now := e.cfg.Now(); now.Sub(e.deadWALsAt) >= deadWALsEvery {
-		e.deadWALsAt = now
+	if now := e.cfg.Now(); now.Sub(e.deadWALs.at) >= deadWALsEvery {
+		e.deadWALs.at = now
 		if _, err := e.CollectDeadWALs(ctx); err != nil && ctx.Err() == nil {
 			e.cfg.Logger.Warn("collecting dead WALs failed", "err", err)
 		}

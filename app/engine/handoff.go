@@ -17,9 +17,9 @@ import (
 // one batch of commands. Any node can then open them without fencing or
 // reading this process's WAL. A stream it cannot close stays open and is
 // recovered from the WAL by whoever opens it next, so an error here loses
-// nothing. Recoveries left unfinished by a failed open are finished first:
-// the metadata names this process as those streams' writer, and the next
-// one would read only this process's WAL, not the predecessor's.
+// nothing. Recoveries left unfinished by a failed open are finished first,
+// so those streams close too and the next writer reads no WAL at all (the
+// metadata lists their predecessors, so nothing is lost if this fails).
 func (e *Engine) CloseAll(ctx context.Context) error {
 	e.finishRecoveries(ctx)
 	var streams []*stream
@@ -144,7 +144,7 @@ func (e *Engine) finishRecoveries(ctx context.Context) {
 	e.mu.Unlock()
 	for _, id := range ids {
 		if err := e.Open(ctx, id); err != nil {
-			e.cfg.Logger.Warn("finishing a stream's recovery before the handoff failed; whoever opens it next cannot recover what only its previous writer held",
+			e.cfg.Logger.Warn("finishing a stream's recovery before the handoff failed; whoever opens it next recovers it",
 				"stream", id, "err", err)
 		}
 	}

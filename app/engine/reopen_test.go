@@ -429,7 +429,11 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 	// The second process stores its first bulk, not its second, and no
 	// data object: then it dies, whatever its open said.
 	second := startProcess(t, log, &walKeyFails{ObjectStore: dataPutsFail{mem}, key: domain.WALKey(1, 2, 2)}, 1, 2)
-	_ = second.engine.Open(ctx, id)
+	_ = second.engine.Open(ctx, id) // it fails with the rewrite split in two bulks
+	v := second.plane.View()
+	if st, _ := v.Stream(id); st.Epoch != 2 || st.End != 0 {
+		t.Fatalf("setup: stream %+v, want it opened by the second process and nothing committed", st)
+	}
 	third := startProcess(t, log, mem, 1, 3)
 	if err := third.engine.Open(ctx, id); err != nil {
 		t.Fatal(err)
@@ -451,5 +455,69 @@ func TestRecoveredRecordsCountAsUncommitted(t *testing.T) {
 	defer next.engine.roomMu.Unlock()
 	if want := recordsSize(records("a")); next.engine.uncommitted != want {
 		t.Fatalf("uncommitted %d bytes after recovering one record, want %d", next.engine.uncommitted, want)
+	}
+}
+
+// refusesLog refuses every row holding a command refuse picks.
+type refusesLog struct {
+	ports.MetaLog
+	refuse func(domain.Command) bool
+}
+
+func (l *refusesLog) Append(ctx context.Context, index uint64, payload []byte) error {
+	cmds, _ := domain.DecodeRow(payload)
+	for _, c := range cmds {
+		if l.refuse(c) {
+			return errors.New("log refuses")
+		}
+	}
+	return l.MetaLog.Append(ctx, index, payload)
+}
+
+// An older WAL can hold a frame never acknowledged, stored past a hole,
+// that lines up with where a later writer's committed records end. A
+// takeover that still lists that older writer (the later one's
+// RecoveredStream failed) must not take it for the stream's next record.
+func TestAStaleFrameOfAnOlderWALIsNotRecovered(t *testing.T) {
+	inner, mem := memlog.New(), memstore.New()
+	log := &refusesLog{MetaLog: inner, refuse: func(c domain.Command) bool {
+		_, ok := c.(*domain.RecoveredStream)
+		return ok
+	}}
+	ctx := context.Background()
+	first := startProcess(t, log, mem, 1, 1)
+	id := first.create(t, "/s")
+	if _, err := first.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+		t.Fatal(err) // bulk 1
+	}
+	// Bulk 3, in flight past bulk 2 when the process died, landed: a frame
+	// at offset 2 that nobody acknowledged.
+	stale := domain.AppendBulkHeader(nil, domain.BulkHeader{Node: 1, Epoch: 1, Seq: 3})
+	stale = domain.AppendFrame(stale, &domain.Frame{Stream: id, Epoch: 1, Offset: 2, Records: records("stale")})
+	if err := mem.PutIfAbsent(ctx, domain.WALKey(1, 1, 3), stale); err != nil {
+		t.Fatal(err)
+	}
+	second := startProcess(t, log, mem, 1, 2)
+	second.plane.WaitFor(ctx, first.plane.Applied())
+	if err := second.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.engine.CommitThrough(ctx, id, 2); err != nil {
+		t.Fatal(err) // [a b] committed at epoch 2: the stale frame starts at its end
+	}
+	third := startProcess(t, log, mem, 1, 3)
+	third.plane.WaitFor(ctx, second.plane.Applied())
+	v := third.plane.View()
+	if st, _ := v.Stream(id); len(st.Unrecovered) == 0 || st.End != 2 {
+		t.Fatalf("setup: stream %+v, want the first writer still listed and [a b] committed", st)
+	}
+	if err := third.engine.Open(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, third, id); fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("the stream reads %v, want [a b]", got)
 	}
 }

@@ -31,7 +31,7 @@ func supersede(frames []domain.Frame, v *domain.State, st *domain.Stream) []doma
 	// later epoch's range below them means its writer recovered them.
 	st.Objects.All(func(_, id uint64) bool {
 		if obj, ok := v.Object(id); ok {
-			r := streamRange(obj, st.ID)
+			r := obj.RangeOf(st.ID)
 			note(r.Epoch, r.Start)
 		}
 		return true
@@ -49,14 +49,4 @@ func supersede(frames []domain.Frame, v *domain.State, st *domain.Stream) []doma
 		}
 	}
 	return kept
-}
-
-// streamRange is object o's range of stream id.
-func streamRange(o *domain.Object, id uint64) domain.Range {
-	for _, r := range o.Ranges {
-		if r.Stream == id {
-			return r
-		}
-	}
-	return domain.Range{}
 }

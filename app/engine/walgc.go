@@ -10,6 +10,13 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
+// deadWALPasses is what CollectDeadWALs keeps between passes.
+type deadWALPasses struct {
+	at        time.Time       // the maintenance loop's last pass
+	after     string          // where the next pass lists from; under Engine.mu
+	fenceKeys map[string]bool // keys found to hold fences, which stay; under Engine.mu
+}
+
 // maxDeadWALKeys bounds the keys one CollectDeadWALs pass looks at.
 const maxDeadWALKeys = 10_000
 
@@ -48,7 +55,7 @@ func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("engine: read %s: %w", k, err)
 		case domain.IsFence(head):
 			e.mu.Lock()
-			e.fences[k] = true
+			e.deadWALs.fenceKeys[k] = true
 			e.mu.Unlock()
 			continue
 		}
@@ -65,11 +72,11 @@ func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 
 // deadWALKeys lists the WAL keys of superseded processes, but for the
 // fences an earlier pass found. A pass looks at up to maxDeadWALKeys keys
-// from where the last one stopped (e.deadWALsAfter), wrapping around at the
+// from where the last one stopped (deadWALPasses.after), wrapping around at the
 // end, so keys that stay (fences, live WALs) never hide those after them.
 func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *domain.State) ([]string, error) {
 	e.mu.Lock()
-	after := e.deadWALsAfter
+	after := e.deadWALs.after
 	e.mu.Unlock()
 	var keys []string
 	for seen := 0; seen < maxDeadWALKeys; {
@@ -79,7 +86,7 @@ func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *do
 		}
 		e.mu.Lock()
 		for _, o := range page {
-			if p, _, ok := domain.ParseWALKey(o.Key); ok && v.Superseded(p) && !e.fences[o.Key] {
+			if p, _, ok := domain.ParseWALKey(o.Key); ok && v.Superseded(p) && !e.deadWALs.fenceKeys[o.Key] {
 				keys = append(keys, o.Key)
 			}
 		}
@@ -92,7 +99,7 @@ func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *do
 		after = page[len(page)-1].Key
 	}
 	e.mu.Lock()
-	e.deadWALsAfter = after
+	e.deadWALs.after = after
 	e.mu.Unlock()
 	return keys, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/picomq/pico/domain"
 )
 
-// walKeys lists the WAL keys under prefix, and how many of them are fences.
+// walKeysAndFences lists the WAL keys under prefix, and how many of them are fences.
 func walKeysAndFences(t *testing.T, store *memstore.Store, prefix string) (keys []string, fences int) {
 	t.Helper()
 	ctx := context.Background()

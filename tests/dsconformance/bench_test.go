@@ -31,8 +31,8 @@ import (
 // ratio of the two throughputs. An op is a millisecond of load on each
 // server (-benchtime 5000x: 5 s each). Both servers are driven by the same
 // Go loop, so the client costs the same on both sides; it uses fasthttp,
-// whose client costs this shared machine about half the CPU of net/http's
-// (reported as client-cpu-µs/append), leaving more of it to the servers.
+// whose client needs about half the CPU of net/http's (reported as
+// client-cpu-µs/append), leaving more of the machine to the servers.
 //
 // With one appender it also alternates, for as long again, lone appends with
 // raw 1 KiB PUTs to the same bucket, one of each in turn, so both see the
@@ -50,8 +50,8 @@ func BenchmarkVersusReference(b *testing.B) {
 	}
 	for _, appenders := range []int{1, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
-			// Each server gets the same span of this shared machine's
-			// time, one after the other, with a pause between them so
+			// Each server gets the same span of the machine's time,
+			// one after the other, with a pause between them so
 			// that neither works in the other's span (uploads, flushes).
 			span := time.Duration(b.N) * time.Millisecond
 			ours := pico.load(b, appenders, span)

@@ -3,7 +3,6 @@ package enginefaults
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,9 +97,9 @@ func runChain(t *testing.T, seed uint64) {
 			t.Fatal(err)
 		}
 		got := readAll(t, last.engine, pr.id)
-		if pr.pending != "" {
-			// Its outcome is unknown: it is there once or not at all.
-			got = slices.DeleteFunc(got, func(b string) bool { return b == pr.pending })
+		if n := len(got); pr.pending != "" && n > 0 && got[n-1] == pr.pending {
+			// Its outcome is unknown: it may be there, once, last.
+			got = got[:n-1]
 		}
 		if strings.Join(got, ",") != strings.Join(pr.acked, ",") {
 			t.Fatalf("stream %d lost, repeated or reordered acknowledged records:\n got %v\nwant %v", pr.id, got, pr.acked)

@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// pendingRecovery is an open whose recovery is to be done: the stream as it
+// was before, the epoch it was opened at, the earlier writers whose WALs
+// must be fenced and read, and how many of them were read and what they
+// held (the fenced WAL's cache hands each stream's frames out once).
+type pendingRecovery struct {
+	prev    domain.Stream
+	epoch   uint64
+	sources []domain.Proposer
+	read    int
+	frames  []domain.Frame
+}
+
+// recoverySources lists the WALs a takeover of st reads, oldest first: the
+// writers st lists as unrecovered (they died while recovering, or before
+// recording it), then its own writer unless that one closed it cleanly.
+func recoverySources(st *domain.Stream, fenceWriter bool) []domain.Proposer {
+	sources := slices.Clone(st.Unrecovered)
+	writer := domain.Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}
+	if fenceWriter && writer.Node != 0 && writer.Epoch != 0 && !slices.Contains(sources, writer) {
+		sources = append(sources, writer)
+	}
+	return sources
+}
+
+// recoverOrRemember recovers an opened stream, or remembers the recovery
+// for the next open if it fails.
+func (e *Engine) recoverOrRemember(ctx context.Context, p pendingRecovery) error {
+	if err := e.recover(ctx, &p); err != nil {
+		e.remember(p)
+		return err
+	}
+	e.mu.Lock()
+	delete(e.closing, p.prev.ID)
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *Engine) remember(p pendingRecovery) {
+	e.mu.Lock()
+	e.recovering[p.prev.ID] = p
+	e.mu.Unlock()
+}
+
+// committedStream is stream st at epoch as its data objects hold it: its
+// committed end, seal, producer state and writer sequence.
+func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch uint64) (*stream, error) {
+	s := newStream(st.ID, epoch, st.End)
+	s.sealed = st.Sealed
+	sec, err := e.lastSection(ctx, st)
+	switch {
+	case err == nil:
+		s.loadSection(sec)
+	case st.End == st.Start && (errors.Is(err, errNoLastObject) || errors.Is(err, ports.ErrNotFound)):
+		// Nothing committed, or trimmed to empty by a trim that did not
+		// keep the last object (logged before trims did; its bytes may
+		// be collected): there is no state to restore.
+	default:
+		return nil, err
+	}
+	return s, nil
+}
+
+// reopenOwn makes local a stream this process is already the writer of. If
+// the stream still lists earlier writers as unrecovered, an open of ours
+// applied whose recovery this process no longer remembers: it is done now.
+func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
+	if len(st.Unrecovered) > 0 {
+		return e.recoverOrRemember(ctx, pendingRecovery{prev: *st, epoch: st.Epoch, sources: slices.Clone(st.Unrecovered)})
+	}
+	s, err := e.committedStream(ctx, st, st.Epoch)
+	if err != nil {
+		return fmt.Errorf("engine: reopen stream %d: %w", st.ID, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.streams[st.ID]; !ok {
+		e.streams[st.ID] = s
+	}
+	return nil
+}
+
+// recover rebuilds a stream opened at p.epoch from the WALs of its earlier
+// writers (p.sources). What it reads there stays in p, for a retry if a
+// later step fails.
+func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
+	prev, epoch := &p.prev, p.epoch
+	s, err := e.committedStream(ctx, prev, epoch)
+	if err != nil {
+		return fmt.Errorf("engine: recover stream %d: %w", prev.ID, err)
+	}
+	if err := e.readSources(ctx, p); err != nil {
+		return err
+	}
+	v := e.cfg.Plane.View()
+	recovered := s.load(supersede(p.frames, &v, prev))
+	if err := e.rewrite(ctx, s, recovered); err != nil {
+		return err
+	}
+	e.charge(s.records[prev.End-s.base:]) // their commit releases them
+	e.mu.Lock()
+	e.streams[prev.ID] = s
+	e.mu.Unlock()
+	// Durability point of the recovery: the recovered frames, producer
+	// stamps and writer sequences included, are in this process's WAL.
+	if len(p.sources) > 0 {
+		e.recorded(ctx, prev.ID, epoch)
+	}
+	if s.next > prev.End {
+		// Committing now lets this process retire the rewritten frames
+		// and puts the whole producer state in one section. Failing
+		// leaves them in the WAL, where a takeover finds them: only log.
+		if err := e.CommitThrough(ctx, prev.ID, s.next); err != nil {
+			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
+		}
+	}
+	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", s.next-prev.End)
+	return nil
+}
+
+// readSources fences and reads the WALs of p's earlier writers, oldest
+// first (a later writer's frames continue, or repeat as it rewrote them, an
+// earlier one's, and load skips what it has), keeping what it read in p.
+func (e *Engine) readSources(ctx context.Context, p *pendingRecovery) error {
+	for ; p.read < len(p.sources); p.read++ {
+		frames, err := e.predecessorFrames(ctx, p.sources[p.read], p.prev.ID)
+		if err != nil {
+			return fmt.Errorf("engine: recover stream %d: %w", p.prev.ID, err)
+		}
+		p.frames = append(p.frames, frames...)
+	}
+	return nil
+}
+
+// recorded records that stream id's recovery at epoch is durable, so a
+// later takeover need not read the earlier writers' WALs. Failing leaves
+// them listed, which costs that takeover reads, not records.
+func (e *Engine) recorded(ctx context.Context, id, epoch uint64) {
+	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.RecoveredStream{By: e.cfg.By, Stream: id, Epoch: epoch})
+	if err != nil || (r.Code != domain.ResultOK && r.Code != domain.ResultRedundant) {
+		e.cfg.Logger.Warn("recording a recovery failed", "stream", id, "result", r, "err", err)
+	}
+}
+
+// rewrite makes recovered frames durable in this process's own WAL, one
+// for one at this epoch, each with its producer stamp and writer sequence,
+// so the next takeover finds everything the predecessors held here. They
+// go in one bulk: a takeover that finds any of them at this epoch takes
+// this epoch to have recovered everything (supersede), so a crash must
+// leave all of them or none.
+func (e *Engine) rewrite(ctx context.Context, s *stream, frames []domain.Frame) error {
+	if len(frames) == 0 {
+		return nil
+	}
+	rewritten := make([]*domain.Frame, len(frames))
+	for i := range frames {
+		f := frames[i]
+		f.Epoch = s.epoch
+		rewritten[i] = &f
+	}
+	done := make(chan error, 1)
+	if err := e.cfg.WAL.SubmitAll(func(err error) { done <- err }, rewritten...); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fencedWAL is a fenced process's WAL, grouped by stream. It cannot change
+// any more, so it is read once; a stream's frames are dropped once that
+// stream is recovered, and the whole entry with the last one.
+type fencedWAL struct {
+	byStream map[uint64][]domain.Frame
+}
+
+// predecessorFrames fences the WAL of process prev (on first use) and
+// returns its frames of stream id, in order.
+func (e *Engine) predecessorFrames(ctx context.Context, prev domain.Proposer, id uint64) ([]domain.Frame, error) {
+	e.fencing.Lock()
+	defer e.fencing.Unlock()
+	w, ok := e.fenced[prev]
+	if !ok {
+		frames, err := FenceWAL(ctx, e.cfg.WAL.cfg.Store, prev.Node, prev.Epoch, e.cfg.By)
+		if err != nil {
+			return nil, err
+		}
+		w = &fencedWAL{byStream: map[uint64][]domain.Frame{}}
+		for _, f := range frames {
+			w.byStream[f.Stream] = append(w.byStream[f.Stream], f)
+		}
+		e.fenced[prev] = w
+	}
+	frames := w.byStream[id]
+	delete(w.byStream, id)
+	if len(w.byStream) == 0 {
+		delete(e.fenced, prev)
+	}
+	return frames, nil
+}
+
+// lastSection returns the stream's section of the data object holding its
+// last committed record (kept when a trim takes every record): it carries
+// the producer state and writer sequence as of End.
+func (e *Engine) lastSection(ctx context.Context, st *domain.Stream) (domain.Section, error) {
+	v := e.cfg.Plane.View()
+	obj, ok := v.LastObject(st)
+	if !ok {
+		return domain.Section{}, fmt.Errorf("%w: stream %d, offset %d", errNoLastObject, st.ID, st.End-1)
+	}
+	_, sec, err := e.readSection(ctx, obj.ID, st.ID)
+	if err != nil {
+		return domain.Section{}, fmt.Errorf("engine: read stream %d's last section: %w", st.ID, err)
+	}
+	return sec, nil
+}
+
+var errNoLastObject = errors.New("engine: no object holds the stream's last record")

@@ -82,7 +82,7 @@ func smallRun(v *domain.State, st *domain.Stream) []*domain.Object {
 		if !ok {
 			break
 		}
-		end := rangeEnd(obj, st.ID)
+		end := obj.RangeOf(st.ID).End
 		if obj.Size >= compactSmallBytes || size+obj.Size > compactTargetBytes {
 			if len(run) >= compactMinObjects {
 				return run

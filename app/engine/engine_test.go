@@ -50,6 +50,41 @@ func startProcess(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node
 		engine: New(Config{Plane: plane, By: by, Store: store, WAL: wal})}
 }
 
+// takeOver starts process (node, epoch) on log and store after prev, caught
+// up with everything prev applied.
+func takeOver(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, epoch uint64, prev *process) *process {
+	t.Helper()
+	p := startProcess(t, log, store, node, epoch)
+	p.plane.WaitFor(context.Background(), prev.plane.Applied())
+	return p
+}
+
+// mustOpen opens stream id, failing the test if it cannot.
+func (p *process) mustOpen(t testing.TB, id uint64) {
+	t.Helper()
+	if err := p.engine.Open(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openMustFail opens stream id on a process whose store the test made
+// fail that open: if it succeeds, the test did not set up its case.
+func (p *process) openMustFail(t testing.TB, id uint64) {
+	t.Helper()
+	if err := p.engine.Open(context.Background(), id); err == nil {
+		t.Fatal("the open succeeded though the test's store fails it: the test did not set up its case")
+	}
+}
+
+// wantReads fails the test unless stream id reads want (its bodies, as
+// fmt.Sprint prints them).
+func (p *process) wantReads(t testing.TB, id uint64, want string) {
+	t.Helper()
+	if got := readAll(t, p, id); fmt.Sprint(got) != want {
+		t.Fatalf("stream %d reads %v, want %s", id, got, want)
+	}
+}
+
 func (p *process) create(t testing.TB, name string) uint64 {
 	t.Helper()
 	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: name, Open: true})
@@ -147,9 +182,7 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	if err := next.plane.WaitFor(ctx, old.plane.Applied()); err != nil {
 		t.Fatal(err)
 	}
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next.mustOpen(t, id)
 	page, _ := next.engine.Read(context.Background(), id, 0, 100)
 	recs, confirmed := page.Records, page.Confirmed
 	if confirmed != 10 || fmt.Sprint(bodies(recs)) != "[0 1 2 3 4 5 6 7 8 9]" {
@@ -163,11 +196,8 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 		t.Fatalf("new process append: %+v %v", r, err)
 	}
 	// A third process recovers from the second alone (recovered records were rewritten).
-	third := startProcess(t, log, store, 1, 3)
-	third.plane.WaitFor(ctx, next.plane.Applied())
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	third := takeOver(t, log, store, 1, 3, next)
+	third.mustOpen(t, id)
 	if page, _ := third.engine.Read(context.Background(), id, 0, 100); page.Confirmed != 11 || string(page.Records[10].Body) != "10" {
 		t.Fatalf("third process sees %v", bodies(page.Records))
 	}
@@ -210,11 +240,8 @@ func TestProducerStateSurvivesRecovery(t *testing.T) {
 	if _, err := old.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 1, 2)
-	next.plane.WaitFor(ctx, old.plane.Applied())
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next := takeOver(t, log, store, 1, 2, old)
+	next.mustOpen(t, id)
 	r, err := next.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0})
 	if err != nil || !r.Duplicate {
 		t.Fatalf("retry after recovery: %+v %v, want a duplicate", r, err)
@@ -382,16 +409,10 @@ func TestProducerStateSurvivesTwoTakeovers(t *testing.T) {
 	if _, err := first.engine.Append(ctx, id, records("a"), stamp); err != nil {
 		t.Fatal(err)
 	}
-	second := startProcess(t, log, store, 1, 2)
-	second.plane.WaitFor(ctx, first.plane.Applied())
-	if err := second.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	third := startProcess(t, log, store, 1, 3)
-	third.plane.WaitFor(ctx, second.plane.Applied())
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	second := takeOver(t, log, store, 1, 2, first)
+	second.mustOpen(t, id)
+	third := takeOver(t, log, store, 1, 3, second)
+	third.mustOpen(t, id)
 	r, err := third.engine.Append(ctx, id, records("a"), stamp)
 	if err != nil || !r.Duplicate || r.First != 0 {
 		t.Fatalf("retry after two takeovers: %+v %v, want a duplicate of offset 0", r, err)
@@ -413,11 +434,8 @@ func TestProducerStateSurvivesATrimToEmpty(t *testing.T) {
 	if start, err := old.engine.Trim(ctx, id, 2); err != nil || start != 2 {
 		t.Fatalf("trim to the end: start %d, %v", start, err)
 	}
-	next := startProcess(t, log, store, 1, 2)
-	next.plane.WaitFor(ctx, old.plane.Applied())
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next := takeOver(t, log, store, 1, 2, old)
+	next.mustOpen(t, id)
 	r, err := next.engine.Append(ctx, id, records("a", "b"), stamp)
 	if err != nil || !r.Duplicate {
 		t.Fatalf("retry after a trim to empty and a takeover: %+v %v, want a duplicate", r, err)
@@ -447,8 +465,7 @@ func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
 	if err := store.Delete(ctx, domain.DataKey(obj.ID)); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 1, 2)
-	next.plane.WaitFor(ctx, old.plane.Applied())
+	next := takeOver(t, log, store, 1, 2, old)
 	if err := next.engine.Open(ctx, id); err != nil {
 		t.Fatalf("open of a stream trimmed to empty whose last object is gone: %v", err)
 	}

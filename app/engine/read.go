@@ -150,16 +150,13 @@ func (e *Engine) readAhead(v *domain.State, st *domain.Stream, end uint64, secti
 				return f, err
 			})
 		}
-		r := rangeEnd(next, st.ID)
+		r := next.RangeOf(st.ID).End
 		if r <= end {
 			return
 		}
 		end = r
 	}
 }
-
-// rangeEnd returns where object o's range of stream ends.
-func rangeEnd(o *domain.Object, stream uint64) uint64 { return o.RangeOf(stream).End }
 
 // inherits reports whether offset from of st is read from its fork source:
 // below the fork point, unless the fork was trimmed past it.

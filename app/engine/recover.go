@@ -25,6 +25,9 @@ type pendingRecovery struct {
 // recoverySources lists the WALs a takeover of st reads, oldest first: the
 // writers st lists as unrecovered (they died while recovering, or before
 // recording it), then its own writer unless that one closed it cleanly.
+// OpenStream lists the same writer in the metadata (withUnrecovered) but
+// for one that closed the stream and then died: its records are committed,
+// and reading its WAL anyway costs only reads.
 func recoverySources(st *domain.Stream, fenceWriter bool) []domain.Proposer {
 	sources := slices.Clone(st.Unrecovered)
 	writer := domain.Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}

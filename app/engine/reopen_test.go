@@ -103,9 +103,7 @@ func TestCloseOfUnknownOutcomeThatDidNotApply(t *testing.T) {
 func checkReopened(t *testing.T, p *process, id uint64) {
 	t.Helper()
 	ctx := context.Background()
-	if err := p.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	p.mustOpen(t, id)
 	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
 	res, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp})
 	if err != nil || !res.Duplicate {
@@ -139,9 +137,7 @@ func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
 		t.Fatal("Close succeeded though the log was too slow for its deadline")
 	}
 	// The close is still being written: open again and append at once.
-	if err := p.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	p.mustOpen(t, id)
 	if _, err := p.engine.AppendWith(ctx, id, records("late"), AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +146,8 @@ func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
 		t.Fatalf("clean close after the reopening: %v", err)
 	}
 	next := startProcess(t, log, store, 2, 1)
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, next, id); fmt.Sprint(got) != "[a late]" {
-		t.Fatalf("the next owner reads %v, want [a late]", got)
-	}
+	next.mustOpen(t, id)
+	next.wantReads(t, id, "[a late]")
 }
 
 // failOnce fails the first List of the WAL key space, as a store that
@@ -190,18 +182,11 @@ func diedWithA(t *testing.T) (ports.MetaLog, *memstore.Store, uint64) {
 // names, instead of opening the stream from its data objects alone.
 func TestTakeoverFinishesAFailedRecovery(t *testing.T) {
 	log, mem, id := diedWithA(t)
-	ctx := context.Background()
 	// The node comes back at epoch 2 and takes over.
 	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
-	if err := next.engine.Open(ctx, id); err == nil {
-		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")
-	}
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, next, id); fmt.Sprint(got) != "[a]" {
-		t.Fatalf("after the takeover the stream reads %v, want [a]", got)
-	}
+	next.openMustFail(t, id)
+	next.mustOpen(t, id)
+	next.wantReads(t, id, "[a]")
 }
 
 // walPutsFail fails every WAL put of one process: its own WAL is dead.
@@ -231,9 +216,7 @@ func TestRetriedRecoveryKeepsThePredecessorsFrames(t *testing.T) {
 		}
 	}
 	next := startProcess(t, log, &walPutsFail{ObjectStore: mem, prefix: domain.WALPrefix(1, 2)}, 1, 2)
-	if err := next.engine.Open(ctx, s1); err == nil {
-		t.Fatal("the open succeeded though its WAL refuses every put: the test did not set up its case")
-	}
+	next.openMustFail(t, s1)
 	if err := next.engine.Open(ctx, s1); err == nil {
 		if got := readAll(t, next, s1); fmt.Sprint(got) != "[a]" {
 			t.Fatalf("the retried open succeeded and reads %v, want [a]", got)
@@ -247,19 +230,13 @@ func TestHandoffFinishesAFailedRecovery(t *testing.T) {
 	log, mem, id := diedWithA(t)
 	ctx := context.Background()
 	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
-	if err := next.engine.Open(ctx, id); err == nil {
-		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")
-	}
+	next.openMustFail(t, id)
 	if err := next.engine.CloseAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	third := startProcess(t, log, mem, 2, 1)
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, third, id); fmt.Sprint(got) != "[a]" {
-		t.Fatalf("after the handoff the stream reads %v, want [a]", got)
-	}
+	third.mustOpen(t, id)
+	third.wantReads(t, id, "[a]")
 }
 
 // A writer that dies while recovering leaves its predecessor listed in the
@@ -267,19 +244,12 @@ func TestHandoffFinishesAFailedRecovery(t *testing.T) {
 // acknowledged records survive two failures.
 func TestTakeoverAfterAWriterDiedRecovering(t *testing.T) {
 	log, mem, id := diedWithA(t)
-	ctx := context.Background()
 	next := startProcess(t, log, &failOnce{ObjectStore: mem}, 1, 2)
-	if err := next.engine.Open(ctx, id); err == nil {
-		t.Fatal("the first open succeeded though the store failed: the test did not set up its case")
-	}
+	next.openMustFail(t, id)
 	// next dies with its recovery unfinished; the node restarts again.
 	third := startProcess(t, log, mem, 1, 3)
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, third, id); fmt.Sprint(got) != "[a]" {
-		t.Fatalf("after two takeovers the stream reads %v, want [a]", got)
-	}
+	third.mustOpen(t, id)
+	third.wantReads(t, id, "[a]")
 	if v := third.plane.View(); !hasNoneUnrecovered(&v, id) {
 		t.Fatal("the recovered stream still lists earlier writers as unrecovered")
 	}
@@ -342,15 +312,11 @@ func TestOwnOpenWithoutItsRecoveryIsRecovered(t *testing.T) {
 	if r, err := next.plane.ProposeOne(ctx, &domain.OpenStream{By: next.by, Stream: id, Epoch: 2}); err != nil || !r.OK() {
 		t.Fatal(r, err)
 	}
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next.mustOpen(t, id)
 	if _, err := next.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, next, id); fmt.Sprint(got) != "[a b]" {
-		t.Fatalf("the stream reads %v, want [a b]", got)
-	}
+	next.wantReads(t, id, "[a b]")
 }
 
 // dataPutsFail fails every data-object put: commits cannot happen.
@@ -380,9 +346,7 @@ func TestProducerStateSurvivesAnUncommittedRecovery(t *testing.T) {
 		t.Fatal(err) // the failed commit is only logged
 	}
 	third := startProcess(t, log, mem, 1, 3)
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	third.mustOpen(t, id)
 	res, err := third.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp})
 	if err != nil || !res.Duplicate {
 		t.Fatalf("producer retry after two takeovers: %+v %v, want a duplicate (stream %v)", res, err, readAll(t, third, id))
@@ -435,12 +399,8 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 		t.Fatalf("setup: stream %+v, want it opened by the second process and nothing committed", st)
 	}
 	third := startProcess(t, log, mem, 1, 3)
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, third, id); fmt.Sprint(got) != "[a b]" {
-		t.Fatalf("after the second takeover the stream reads %v, want [a b]", got)
-	}
+	third.mustOpen(t, id)
+	third.wantReads(t, id, "[a b]")
 }
 
 // Records a takeover recovered count in the uncommitted budget until they
@@ -497,27 +457,19 @@ func TestAStaleFrameOfAnOlderWALIsNotRecovered(t *testing.T) {
 	if err := mem.PutIfAbsent(ctx, domain.WALKey(1, 1, 3), stale); err != nil {
 		t.Fatal(err)
 	}
-	second := startProcess(t, log, mem, 1, 2)
-	second.plane.WaitFor(ctx, first.plane.Applied())
-	if err := second.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	second := takeOver(t, log, mem, 1, 2, first)
+	second.mustOpen(t, id)
 	if _, err := second.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := second.engine.CommitThrough(ctx, id, 2); err != nil {
 		t.Fatal(err) // [a b] committed at epoch 2: the stale frame starts at its end
 	}
-	third := startProcess(t, log, mem, 1, 3)
-	third.plane.WaitFor(ctx, second.plane.Applied())
+	third := takeOver(t, log, mem, 1, 3, second)
 	v := third.plane.View()
 	if st, _ := v.Stream(id); len(st.Unrecovered) == 0 || st.End != 2 {
 		t.Fatalf("setup: stream %+v, want the first writer still listed and [a b] committed", st)
 	}
-	if err := third.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if got := readAll(t, third, id); fmt.Sprint(got) != "[a b]" {
-		t.Fatalf("the stream reads %v, want [a b]", got)
-	}
+	third.mustOpen(t, id)
+	third.wantReads(t, id, "[a b]")
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/picomq/pico/domain"
 )
 
-func readAll(t *testing.T, p *process, id uint64) []string {
+func readAll(t testing.TB, p *process, id uint64) []string {
 	t.Helper()
 	var out []string
 	for off := uint64(0); ; {
@@ -98,11 +98,8 @@ func TestRecoveryCombinesDataObjectsAndWAL(t *testing.T) {
 	if _, err := old.engine.Append(ctx, id, records("5"), nil); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 1, 2)
-	next.plane.WaitFor(ctx, old.plane.Applied())
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next := takeOver(t, log, store, 1, 2, old)
+	next.mustOpen(t, id)
 	if got := readAll(t, next, id); strings.Join(got, ",") != "0,1,2,3,4,5" {
 		t.Fatalf("recovered %v", got)
 	}
@@ -126,11 +123,8 @@ func TestCloseHandsOverWithoutFencing(t *testing.T) {
 	if err := a.engine.Close(ctx, moving); err != nil {
 		t.Fatal(err)
 	}
-	b := startProcess(t, log, store, 2, 1)
-	b.plane.WaitFor(ctx, a.plane.Applied())
-	if err := b.engine.Open(ctx, moving); err != nil {
-		t.Fatal(err)
-	}
+	b := takeOver(t, log, store, 2, 1, a)
+	b.mustOpen(t, moving)
 	if got := readAll(t, b, moving); strings.Join(got, ",") != "0,1,2" {
 		t.Fatalf("node 2 reads %v", got)
 	}
@@ -244,7 +238,5 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	if o, _ := p.engine.local(other); o.committedThrough() != 1 {
 		t.Fatalf("the other stream committed through %d, want 1", o.committedThrough())
 	}
-	if got := readAll(t, p, id); fmt.Sprint(got) != "[a b c]" {
-		t.Fatalf("read %v", got)
-	}
+	p.wantReads(t, id, "[a b c]")
 }

@@ -101,12 +101,10 @@ type draft struct {
 	ends   map[uint64]uint64 // per stream, the end of its last frame
 }
 
+// bulk is a sealed draft: its sequence number and whether it is stored.
 type bulk struct {
+	draft
 	seq    uint64
-	body   []byte
-	frames int
-	done   []func(error)
-	ends   map[uint64]uint64
 	stored bool
 }
 
@@ -179,7 +177,7 @@ func (w *WAL) startDraftLocked() {
 }
 
 func (w *WAL) sealLocked() {
-	b := &bulk{seq: w.nextSeq, body: w.open.body, frames: w.open.frames, done: w.open.done, ends: w.open.ends}
+	b := &bulk{draft: w.open, seq: w.nextSeq}
 	w.open = draft{}
 	w.nextSeq++
 	w.sealed[b.seq] = b

@@ -48,8 +48,7 @@ func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
 	if err := store.PutIfAbsent(ctx, future, []byte("not known yet")); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 1, 2)
-	next.plane.WaitFor(ctx, old.plane.Applied())
+	next := takeOver(t, log, store, 1, 2, old)
 	collect := func() int {
 		t.Helper()
 		n, err := next.engine.CollectDeadWALs(ctx)
@@ -61,15 +60,11 @@ func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
 	if n := collect(); n != 0 {
 		t.Fatalf("deleted %d bulks while both streams are still open on the gone process", n)
 	}
-	if err := next.engine.Open(ctx, s1); err != nil {
-		t.Fatal(err)
-	}
+	next.mustOpen(t, s1)
 	if n := collect(); n != 0 {
 		t.Fatalf("deleted %d bulks while /s2 is still open on the gone process", n)
 	}
-	if err := next.engine.Open(ctx, s2); err != nil {
-		t.Fatal(err)
-	}
+	next.mustOpen(t, s2)
 	if n := collect(); n == 0 {
 		t.Fatal("deleted no bulks once both streams were recovered")
 	}
@@ -100,11 +95,8 @@ func TestDeadWALsAfterManyKeptKeysAreCollected(t *testing.T) {
 	if _, err := old.engine.AppendWith(ctx, s, records("a"), AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 2, 2)
-	next.plane.WaitFor(ctx, old.plane.Applied())
-	if err := next.engine.Open(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	next := takeOver(t, log, store, 2, 2, old)
+	next.mustOpen(t, s)
 	one := startProcess(t, log, store, 1, 1000)
 	next.plane.WaitFor(ctx, one.plane.Applied())
 	for i := range uint64(maxDeadWALKeys) { // fences of node 1's earlier processes sort first

@@ -177,11 +177,8 @@ func TestWriterSeqSurvivesCloseAndReopen(t *testing.T) {
 	if err := old.engine.Close(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 2, 1)
-	next.plane.WaitFor(ctx, old.plane.Applied())
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next := takeOver(t, log, store, 2, 1, old)
+	next.mustOpen(t, id)
 	if len(next.engine.fenced) != 0 {
 		t.Fatal("a cleanly closed stream needed fencing")
 	}
@@ -231,11 +228,8 @@ func TestCompactionKeepsWriterSeq(t *testing.T) {
 	if err := p.engine.Close(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	next := startProcess(t, log, store, 2, 1)
-	next.plane.WaitFor(ctx, p.plane.Applied())
-	if err := next.engine.Open(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	next := takeOver(t, log, store, 2, 1, p)
+	next.mustOpen(t, id)
 	res, err := appendSeq(next, id, last)
 	wantWriterSeqRefused(t, res, err, last, compactMinObjects+2)
 }

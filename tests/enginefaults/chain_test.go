@@ -58,13 +58,9 @@ func runChain(t *testing.T, seed uint64) {
 		Delete:      faultstore.Faults{Fail: 0.2, Ambiguous: 0.2},
 	})
 	first := start(t, log, store, 1)
-	producers := make([]*producer, 4)
-	for i := range producers {
-		r, err := first.plane.ProposeOne(ctx, &domain.CreateStream{By: domain.Proposer{Node: 1, Epoch: 1}, Name: fmt.Sprint(i), Open: true})
-		if err != nil || r.Code != domain.ResultOK {
-			t.Fatalf("create: %v %v", r, err)
-		}
-		producers[i] = &producer{id: r.Value}
+	var producers []*producer
+	for _, id := range createStreams(t, first, 4) {
+		producers = append(producers, &producer{id: id})
 	}
 	failedOpens := 0
 	prev := first

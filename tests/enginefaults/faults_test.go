@@ -41,6 +41,22 @@ func start(t *testing.T, log ports.MetaLog, store ports.ObjectStore, epoch uint6
 	return &process{plane: plane, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal, TailRecords: 8})}
 }
 
+// createStreams creates n streams "0", "1", … written by p, the process of
+// node 1 at epoch 1, and returns their ids.
+func createStreams(t *testing.T, p *process, n int) []uint64 {
+	t.Helper()
+	ids := make([]uint64, n)
+	for i := range ids {
+		r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: domain.Proposer{Node: 1, Epoch: 1},
+			Name: fmt.Sprint(i), Open: true})
+		if err != nil || r.Code != domain.ResultOK {
+			t.Fatalf("create: %v %v", r, err)
+		}
+		ids[i] = r.Value
+	}
+	return ids
+}
+
 func TestFaultyStoreLosesNothing(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runFaulty(t, seed) })
@@ -57,16 +73,11 @@ func runFaulty(t *testing.T, seed uint64) {
 		Delete:      faultstore.Faults{Fail: 0.2, Ambiguous: 0.2},
 	})
 	p := start(t, log, store, 1)
-	ids := make([]uint64, 4)
-	for i := range ids {
-		r, err := p.plane.ProposeOne(ctx, &domain.CreateStream{By: domain.Proposer{Node: 1, Epoch: 1}, Name: fmt.Sprint(i), Open: true})
-		if err != nil || r.Code != domain.ResultOK {
-			t.Fatalf("create: %v %v", r, err)
-		}
-		if err := p.engine.Open(ctx, r.Value); err != nil {
+	ids := createStreams(t, p, 4)
+	for _, id := range ids {
+		if err := p.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		ids[i] = r.Value
 	}
 	acked := appendUnderFaults(t, p, ids)
 	if store.Total().Failed == 0 || store.Total().Ambiguous == 0 {

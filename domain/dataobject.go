@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
-	"slices"
 )
 
 // A data object holds committed records of one or more streams, laid out for
@@ -80,7 +79,7 @@ func AppendDataObject(dst []byte, frames []Frame, states []SectionState) ([]byte
 	// bodies are copied once.
 	indexLen := len(encodeIndex(secs))
 	base := len(dst)
-	out := slices.Grow(dst, DataHeaderSize+indexLen+size)[:base+DataHeaderSize+indexLen]
+	out := growFresh(dst, DataHeaderSize+indexLen+size)[:base+DataHeaderSize+indexLen]
 	for i := range frames {
 		start := len(out)
 		out = AppendFrame(out, &frames[i])
@@ -93,6 +92,19 @@ func AppendDataObject(dst []byte, frames []Frame, states []SectionState) ([]byte
 	putU32(obj[8:], crc32.Checksum(index, castagnoli))
 	copy(obj[DataHeaderSize:], index)
 	return out, secs
+}
+
+// growFresh is slices.Grow for a reused buffer: when dst lacks room for n
+// more bytes it copies only dst's contents, not every byte of its old
+// capacity, which for a data object buffer is the last, megabytes-long,
+// object. A quarter more room lets the next, slightly larger, object fit.
+func growFresh(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	grown := make([]byte, len(dst), len(dst)+n+n/4)
+	copy(grown, dst)
+	return grown
 }
 
 func encodeIndex(secs []Section) []byte {

@@ -38,6 +38,10 @@ type WALConfig struct {
 	MaxBufferedBytes int
 	// RetryFor is how long one bulk is retried before the WAL fails (30 s).
 	RetryFor time.Duration
+	// MaxLinger caps how long the next bulk waits for the appenders an
+	// upload just acknowledged to come back (20 ms; negative: never wait).
+	// See linger.
+	MaxLinger time.Duration
 }
 
 func (c *WALConfig) defaults() {
@@ -56,6 +60,9 @@ func (c *WALConfig) defaults() {
 	if c.RetryFor <= 0 {
 		c.RetryFor = 30 * time.Second
 	}
+	if c.MaxLinger == 0 {
+		c.MaxLinger = 20 * time.Millisecond
+	}
 }
 
 // WAL is one node process's write-ahead log in the object store. Frames are
@@ -65,7 +72,9 @@ func (c *WALConfig) defaults() {
 // Group commit is adaptive: with no upload in flight a frame is sealed and
 // uploaded at once (a lone append costs one PUT, with no timer); while
 // uploads are in flight, arrivals accumulate and leave as one bulk when an
-// upload completes, or earlier once MaxBulkBytes is reached.
+// upload completes, or earlier once MaxBulkBytes is reached. When an upload
+// completes, the next bulk may wait a moment for the appenders it
+// acknowledged to come back (see linger).
 //
 // Durability point: a frame's done callback gets nil only when its bulk and
 // every earlier bulk are stored. Callbacks run in bulk order, under the
@@ -87,7 +96,8 @@ type WAL struct {
 	failed   error
 	uploads  sync.WaitGroup
 
-	spare [][]byte // buffers of stored bulks, for the next drafts
+	spare  [][]byte // buffers of stored bulks, for the next drafts
+	linger linger
 
 	puts, frames atomic.Int64
 }
@@ -158,7 +168,7 @@ func (w *WAL) SubmitAll(done func(error), frames ...*domain.Frame) error {
 	w.open.frames += enc
 	w.open.done = append(w.open.done, done)
 	w.buffered += enc
-	if w.inflight == 0 || (w.open.frames >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
+	if (w.inflight == 0 && !w.lingeringLocked()) || (w.open.frames >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
 		w.sealLocked()
 	}
 	return nil
@@ -177,6 +187,7 @@ func (w *WAL) startDraftLocked() {
 }
 
 func (w *WAL) sealLocked() {
+	w.linger.active = false
 	b := &bulk{draft: w.open, seq: w.nextSeq}
 	w.open = draft{}
 	w.nextSeq++
@@ -188,7 +199,9 @@ func (w *WAL) sealLocked() {
 
 func (w *WAL) upload(b *bulk) {
 	defer w.uploads.Done()
+	start := time.Now()
 	err := w.put(domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq), b.body)
+	took := time.Since(start)
 	w.puts.Add(1)
 	w.frames.Add(int64(len(b.done)))
 	w.mu.Lock()
@@ -199,19 +212,26 @@ func (w *WAL) upload(b *bulk) {
 		return
 	}
 	b.stored = true
+	if w.cfg.MaxLinger > 0 {
+		w.linger.observe(min(took, w.cfg.MaxLinger))
+	}
 	if len(w.spare) < maxSpareBulks && cap(b.body) <= 2*w.cfg.MaxBulkBytes {
 		// The store is done with the body: it answered success.
 		w.spare = append(w.spare, b.body[:0])
 	}
 	b.body = nil
-	w.advanceLocked()
-	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+	acked := w.advanceLocked()
+	if w.failed != nil || (w.inflight == 0 && acked > 0 && w.lingerLocked(acked)) {
+		return
+	}
+	if len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
 		w.sealLocked()
 	}
 }
 
-// advanceLocked acknowledges stored bulks in sequence order.
-func (w *WAL) advanceLocked() {
+// advanceLocked acknowledges stored bulks in sequence order and returns the
+// number of submissions it acknowledged.
+func (w *WAL) advanceLocked() (acked int) {
 	defer w.space.Broadcast()
 	for {
 		b := w.sealed[w.acked+1]
@@ -224,6 +244,7 @@ func (w *WAL) advanceLocked() {
 		for _, done := range b.done {
 			done(nil)
 		}
+		acked += len(b.done)
 		b.done = nil
 		w.retained = append(w.retained, b)
 	}

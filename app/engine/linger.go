@@ -1,0 +1,74 @@
+package engine
+
+import "time"
+
+// linger holds the WAL's next bulk back for a moment after an upload
+// completes with no other in flight, until the appenders it acknowledged
+// have submitted again.
+//
+// Without it, appenders that each wait for their acknowledgement split into
+// two cohorts: those released by one upload come back while the next is
+// already in flight, so each waits for that upload and then its own, and
+// every PUT carries half of them. Holding the next bulk until everyone it
+// waits for is in (the submissions just acknowledged plus those already in
+// the draft) merges the cohorts: one PUT carries them all, and each waits
+// one PUT, not two.
+//
+// The wait lasts at most the recent PUT latency, capped by MaxLinger: no
+// frame waits longer for a bulk than that bulk will take to store. A lone
+// appender is never held: once it is back, everyone is. The price falls on
+// a steady flow of independent appends (clients that do not wait for one
+// acknowledgement before the next): those that arrive during a wait take
+// part of it on top of their PUT, and in return share PUTs twice as large.
+type linger struct {
+	active     bool
+	expect     int           // submissions in the draft that end the wait
+	gen        uint64        // tells the current wait's timer from stale ones
+	putLatency time.Duration // moving average of stored bulks' PUTs
+}
+
+// observe folds a stored bulk's PUT time into the average.
+func (l *linger) observe(took time.Duration) {
+	if l.putLatency == 0 {
+		l.putLatency = took
+		return
+	}
+	l.putLatency += (took - l.putLatency) / 8
+}
+
+// lingerLocked starts a wait after an upload acknowledged acked submissions
+// and left none in flight. It reports false when there is nothing to wait
+// for: the caller seals the draft as before.
+func (w *WAL) lingerLocked(acked int) bool {
+	wait := min(w.linger.putLatency, w.cfg.MaxLinger)
+	if wait <= 0 {
+		return false
+	}
+	w.linger.active, w.linger.expect = true, len(w.open.done)+acked
+	w.linger.gen++
+	gen := w.linger.gen
+	time.AfterFunc(wait, func() { w.lingerExpired(gen) })
+	return true
+}
+
+// lingeringLocked reports whether a wait still holds the draft back: it
+// ends once everyone it waited for is in.
+func (w *WAL) lingeringLocked() bool {
+	if w.linger.active && len(w.open.done) >= w.linger.expect {
+		w.linger.active = false
+	}
+	return w.linger.active
+}
+
+// lingerExpired ends wait gen, if it still holds, and seals what came.
+func (w *WAL) lingerExpired(gen uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.linger.active || w.linger.gen != gen {
+		return
+	}
+	w.linger.active = false
+	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+		w.sealLocked()
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/app/engine"
 )
@@ -77,6 +78,16 @@ func TestStorageValues(t *testing.T) {
 	}
 	if _, err := walParams("file://x?inflight=0", &cfg.WALConfig); err == nil {
 		t.Fatal("inflight=0 accepted")
+	}
+	for v, want := range map[string]time.Duration{"5ms": 5 * time.Millisecond, "0": -1, "0s": -1} {
+		if out, err := walParams("file://x?linger="+v, &cfg.WALConfig); err != nil || out != "file://x" || cfg.MaxLinger != want {
+			t.Fatalf("linger=%s: %q %v, MaxLinger %v, want %v", v, out, err, cfg.MaxLinger, want)
+		}
+	}
+	for _, v := range []string{"-1ms", "5"} {
+		if _, err := walParams("file://x?linger="+v, &cfg.WALConfig); err == nil {
+			t.Fatalf("linger=%s accepted", v)
+		}
 	}
 	if _, err := openStorage(t.Context(), "ftp://x"); err == nil {
 		t.Fatal("an unknown scheme was accepted")

@@ -63,7 +63,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.httpAddress, "http-address", "", "URL clients and nodes reach this node at (default http://LISTEN)")
 	fs.StringVar(&f.metaURL, "meta-url", "sqlite:./data/meta.db", "metadata log: sqlite:PATH, sqlite::memory: or postgres://…")
 	fs.StringVar(&f.storage, "storage", "-2@file://./data/objects", "object store: [ID@]file://DIR or [ID@]s3://BUCKET?region=…&endpoint=…&pathStyle=true (credentials from AWS_*)")
-	fs.StringVar(&f.wal, "wal", "", "object store for the WAL (default: --storage); bulkBytes=N and inflight=N parameters tune it")
+	fs.StringVar(&f.wal, "wal", "", "object store for the WAL (default: --storage); bulkBytes=N, inflight=N and linger=DURATION (0: off) parameters tune it")
 	fs.Uint64Var(&f.walCache, "wal-cache-size", 64<<20, "bytes of appends buffered for the WAL before appenders wait")
 	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
 	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/picomq/pico/adapters/filestore"
 	"github.com/picomq/pico/adapters/s3store"
@@ -35,7 +36,7 @@ func splitStorageID(value string) (id, raw string) {
 	return "", value
 }
 
-// walParams takes the WAL tuning parameters (bulkBytes, inflight) out of a
+// walParams takes the WAL tuning parameters (bulkBytes, inflight, linger) out of a
 // --wal URI and returns the URI without them.
 func walParams(value string, cfg *engine.WALConfig) (string, error) {
 	id, raw := splitStorageID(value)
@@ -56,6 +57,20 @@ func walParams(value string, cfg *engine.WALConfig) (string, error) {
 			*field = n
 			q.Del(name)
 		}
+	}
+	if v := q.Get("linger"); v != "" {
+		d, err := time.ParseDuration(v)
+		if v == "0" {
+			d, err = 0, nil
+		}
+		if err != nil || d < 0 {
+			return "", fmt.Errorf("--wal: linger=%q is not a duration such as 5ms (0 turns it off)", v)
+		}
+		cfg.MaxLinger = d
+		if d == 0 {
+			cfg.MaxLinger = -1 // the config's zero is the default
+		}
+		q.Del("linger")
 	}
 	out := base
 	if len(q) > 0 {

@@ -1,5 +1,5 @@
 // Package adminhttp serves the admin listener over echo: liveness and
-// readiness probes and the cluster view as JSON.
+// readiness probes, the cluster view as JSON and metrics for Prometheus.
 package adminhttp
 
 import (
@@ -21,6 +21,9 @@ type Node interface {
 	View() domain.State
 	// LeaseHolder reports whether this node holds the maintenance lease.
 	LeaseHolder() (epoch uint64, held bool)
+	// Metrics returns this process's samples for /metrics, read at each
+	// scrape.
+	Metrics() []Metric
 }
 
 // New returns the admin HTTP handler. openAPI, when given, is served at
@@ -33,6 +36,7 @@ func New(n Node, openAPI []byte) http.Handler {
 	e.GET("/ready", h.ready)
 	e.GET("/admin/cluster", h.cluster)
 	e.GET("/admin/nodes", h.nodes)
+	e.GET("/metrics", echo.WrapHandler(metricsHandler(n)))
 	if openAPI != nil {
 		e.GET("/openapi.yaml", func(c echo.Context) error {
 			return c.Blob(http.StatusOK, "application/yaml", openAPI)

@@ -112,7 +112,7 @@ func BenchmarkClosedLoopAppenders(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			st := w.Stats()
-			b.ReportMetric(float64(st.Frames)/float64(st.Puts), "frames/PUT")
+			b.ReportMetric(float64(st.Submissions)/float64(st.Puts), "frames/PUT")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 		})
 	}
@@ -153,7 +153,7 @@ func BenchmarkOpenLoopAppends(b *testing.B) {
 			b.StopTimer()
 			slices.Sort(latency)
 			st := w.Stats()
-			b.ReportMetric(float64(st.Frames)/float64(st.Puts), "frames/PUT")
+			b.ReportMetric(float64(st.Submissions)/float64(st.Puts), "frames/PUT")
 			b.ReportMetric(float64(latency[b.N/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(latency[b.N*99/100].Microseconds()), "p99-µs")
 		})

@@ -86,8 +86,8 @@ func TestLingerMergesTheAppendersJustAcknowledged(t *testing.T) {
 	for name, done := range map[string]chan error{"a2": a, "b": b, "c": c} {
 		mustAck(t, name, done)
 	}
-	if st := w.Stats(); st.Puts != 2 || st.Frames != 4 {
-		t.Fatalf("%d frames in %d puts, want a alone, then a2, b and c together", st.Frames, st.Puts)
+	if st := w.Stats(); st.Puts != 2 || st.Submissions != 4 {
+		t.Fatalf("%d frames in %d puts, want a alone, then a2, b and c together", st.Submissions, st.Puts)
 	}
 }
 
@@ -106,8 +106,8 @@ func TestLingerEndsAfterAPutTime(t *testing.T) {
 	store.gate <- 0
 	mustAck(t, "b", b)
 	mustAck(t, "c", c)
-	if st := w.Stats(); st.Puts != 2 || st.Frames != 3 {
-		t.Fatalf("%d frames in %d puts, want a alone, then b and c", st.Frames, st.Puts)
+	if st := w.Stats(); st.Puts != 2 || st.Submissions != 3 {
+		t.Fatalf("%d frames in %d puts, want a alone, then b and c", st.Submissions, st.Puts)
 	}
 }
 

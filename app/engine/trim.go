@@ -77,6 +77,13 @@ func (e *Engine) Local() []uint64 {
 	return ids
 }
 
+// LocalCount is how many streams this process writes.
+func (e *Engine) LocalCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.streams)
+}
+
 // CommitThrough makes sure the records of stream id below offset `to` are
 // in committed data objects, uploading if needed, so that any node can read
 // them (a fork reads its source's records this way). A stream open on

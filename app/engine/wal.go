@@ -99,7 +99,7 @@ type WAL struct {
 	spare  [][]byte // buffers of stored bulks, for the next drafts
 	linger linger
 
-	puts, frames atomic.Int64
+	puts, submissions atomic.Int64
 }
 
 // draft is the open bulk: the object's bytes, header first, as they will be
@@ -203,7 +203,7 @@ func (w *WAL) upload(b *bulk) {
 	err := w.put(domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq), b.body)
 	took := time.Since(start)
 	w.puts.Add(1)
-	w.frames.Add(int64(len(b.done)))
+	w.submissions.Add(int64(len(b.done)))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inflight--
@@ -298,13 +298,16 @@ func (w *WAL) Close() error {
 	return err
 }
 
-// WALStats counts uploads since the WAL opened.
+// WALStats counts stored bulks since the WAL opened: Puts of them, holding
+// Submissions (a Submit or a SubmitAll each).
 type WALStats struct {
-	Puts, Frames int64
+	Puts, Submissions int64
 }
 
 // Stats returns upload counters.
-func (w *WAL) Stats() WALStats { return WALStats{Puts: w.puts.Load(), Frames: w.frames.Load()} }
+func (w *WAL) Stats() WALStats {
+	return WALStats{Puts: w.puts.Load(), Submissions: w.submissions.Load()}
+}
 
 // put stores one bulk, retrying transient errors for RetryFor. A
 // precondition failure is resolved by reading the key back: our own bytes

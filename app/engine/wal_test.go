@@ -88,8 +88,8 @@ func TestConcurrentAppendsShareBulksInOrder(t *testing.T) {
 	}
 	wg.Wait()
 	stats := w.Stats()
-	if perPut := float64(stats.Frames) / float64(stats.Puts); perPut < 8 {
-		t.Fatalf("%d frames in %d puts: %.1f per put, want grouping", stats.Frames, stats.Puts, perPut)
+	if perPut := float64(stats.Submissions) / float64(stats.Puts); perPut < 8 {
+		t.Fatalf("%d frames in %d puts: %.1f per put, want grouping", stats.Submissions, stats.Puts, perPut)
 	}
 	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
 	if err != nil {

@@ -235,6 +235,31 @@ func (n *Node) LeaseHolder() (epoch uint64, held bool) {
 	return n.lease.Held()
 }
 
+// Stats are this process's counters and gauges, for monitoring.
+type Stats struct {
+	WALPuts        int64  // WAL bulks stored, one object-store PUT each
+	WALSubmissions int64  // appends in those bulks
+	StreamsWritten int    // streams this process writes
+	Streams        int    // streams in the cluster
+	AppliedIndex   uint64 // the metadata log row applied last
+	LeaseHeld      bool   // this process holds the maintenance lease
+}
+
+// Stats reads this process's counters and gauges.
+func (n *Node) Stats() Stats {
+	v := n.plane.View()
+	_, held := n.LeaseHolder()
+	s := Stats{Streams: v.StreamCount(), AppliedIndex: v.Index, LeaseHeld: held}
+	if n.wal != nil {
+		w := n.wal.Stats()
+		s.WALPuts, s.WALSubmissions = w.Puts, w.Submissions
+	}
+	if n.engine != nil {
+		s.StreamsWritten = n.engine.LocalCount()
+	}
+	return s
+}
+
 // Drain makes Ready fail so load balancers move traffic away.
 func (n *Node) Drain() { n.draining.Store(true) }
 

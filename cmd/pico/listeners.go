@@ -92,7 +92,7 @@ func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, 
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
-	srv := &http.Server{Handler: adminhttp.New(n, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: adminhttp.New(adminNode{n}, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
 	go serveOn(srv, ln, "admin", logger)
 	return srv, "http://" + ln.Addr().String(), nil
 }

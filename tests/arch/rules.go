@@ -25,7 +25,7 @@ var domainStd = []string{
 // vendorOnlyInAdapters are third-party libraries confined to adapters/.
 var vendorOnlyInAdapters = []string{
 	"github.com/uptrace/bun", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go",
-	"github.com/labstack/echo", "github.com/jackc/pgx", "modernc.org/sqlite",
+	"github.com/labstack/echo", "github.com/jackc/pgx", "modernc.org/sqlite", "github.com/prometheus/client_golang",
 }
 
 // Check returns every violation of the dependency rule among pkgs. module is

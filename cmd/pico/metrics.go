@@ -1,0 +1,26 @@
+package main
+
+import (
+	"github.com/picomq/pico/adapters/adminhttp"
+	"github.com/picomq/pico/app/node"
+)
+
+// adminNode is the node as the admin listener sees it, its stats named as
+// Prometheus samples.
+type adminNode struct{ *node.Node }
+
+func (a adminNode) Metrics() []adminhttp.Metric {
+	s := a.Stats()
+	lease := 0.0
+	if s.LeaseHeld {
+		lease = 1
+	}
+	return []adminhttp.Metric{
+		{Name: "wal_puts_total", Help: "WAL bulks this process stored, one object-store PUT each.", Counter: true, Value: float64(s.WALPuts)},
+		{Name: "wal_submissions_total", Help: "Appends in the WAL bulks this process stored.", Counter: true, Value: float64(s.WALSubmissions)},
+		{Name: "streams_written", Help: "Streams this process writes.", Value: float64(s.StreamsWritten)},
+		{Name: "streams", Help: "Streams in the cluster.", Value: float64(s.Streams)},
+		{Name: "meta_applied_index", Help: "The metadata log row this process applied last.", Value: float64(s.AppliedIndex)},
+		{Name: "lease_held", Help: "1 while this process holds the maintenance lease.", Value: lease},
+	}
+}

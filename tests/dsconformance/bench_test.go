@@ -20,14 +20,15 @@ import (
 
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/picoproc"
 	"github.com/picomq/pico/tests/s3test"
 )
 
 // BenchmarkVersusReference measures, side by side in one run, 1 KiB appends
 // over the Durable Streams protocol to pico (on versitygw) and to the Node
 // reference server (its file store, which fsyncs every append): appends/s,
-// per-request p50/p99 and the server process's CPU time per append, for 1
-// and 64 concurrent appenders, each appender on its own stream, and the
+// per-request p50/p99, the server process's CPU time per append and, for
+// pico, appends per WAL PUT, for 1 and 64 concurrent appenders, each appender on its own stream, and the
 // ratio of the two throughputs. An op is a millisecond of load on each
 // server (-benchtime 5000x: 5 s each). Both servers are driven by the same
 // Go loop, so the client costs the same on both sides; it uses fasthttp,
@@ -41,7 +42,7 @@ func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
 	bucket := s3test.URL(b)
 	picoProc := startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket)
-	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid}
+	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid, proc: picoProc}
 	refProc := startRefServer(b)
 	ref := target{name: "ref", url: refProc.url, pid: refProc.pid}
 	store, err := s3store.Open(context.Background(), bucket)
@@ -105,14 +106,16 @@ func (t target) alternate(b *testing.B, store ports.ObjectStore, span time.Durat
 // target is one server under load.
 type target struct {
 	name string
-	url  string // DS base URL
-	pid  int    // its process, whose CPU time is measured
+	url  string            // DS base URL
+	pid  int               // its process, whose CPU time is measured
+	proc *picoproc.Process // pico's, whose WAL counters are read; nil for the reference
 }
 
 // loadResult is one server's side of a run.
 type loadResult struct {
 	perSec    float64
 	cpu       time.Duration   // the server process's, per append (0: unknown)
+	perPut    float64         // appends per WAL PUT (0: unknown)
 	clientCPU time.Duration   // this process's (the load generator), per append
 	latency   []time.Duration // of every append, sorted
 }
@@ -124,6 +127,9 @@ func (r loadResult) report(b *testing.B, who string) {
 	}
 	if r.clientCPU > 0 {
 		b.ReportMetric(float64(r.clientCPU.Nanoseconds())/1000, who+"-client-cpu-µs/append")
+	}
+	if r.perPut > 0 {
+		b.ReportMetric(r.perPut, who+"-appends/WAL-PUT")
 	}
 	if len(r.latency) == 0 {
 		return
@@ -171,6 +177,7 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 	latency := make([][]time.Duration, appenders)
 	var wg sync.WaitGroup
 	b.StartTimer()
+	putsBefore := t.walCounters(b)
 	cpuBefore, cpuKnown := processCPU(t.pid)
 	clientBefore, clientKnown := processCPU(os.Getpid())
 	start := time.Now()
@@ -189,6 +196,7 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuAfter, cpuKnownAfter := processCPU(t.pid)
+	putsAfter := t.walCounters(b)
 	clientAfter, clientKnownAfter := processCPU(os.Getpid())
 	all := slices.Concat(latency...)
 	slices.Sort(all)
@@ -199,7 +207,23 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 	if clientKnown && clientKnownAfter && len(all) > 0 {
 		r.clientCPU = (clientAfter - clientBefore) / time.Duration(len(all))
 	}
+	if puts := putsAfter[0] - putsBefore[0]; puts > 0 {
+		r.perPut = (putsAfter[1] - putsBefore[1]) / puts
+	}
 	return r
+}
+
+// walCounters reads pico's WAL PUTs and the appends in them so far (zeros
+// for the reference server).
+func (t target) walCounters(b *testing.B) [2]float64 {
+	if t.proc == nil {
+		return [2]float64{}
+	}
+	m, err := t.proc.Metrics()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return [2]float64{m["pico_wal_puts_total"], m["pico_wal_submissions_total"]}
 }
 
 // processCPU is the user and system CPU time process pid has used, read

@@ -20,14 +20,17 @@ import "time"
 // a steady flow of independent appends (clients that do not wait for one
 // acknowledgement before the next): those that arrive during a wait take
 // part of it on top of their PUT, and in return share PUTs twice as large.
+// A full draft, a closing WAL and a submitter waiting for buffer room are
+// never held.
 type linger struct {
 	active     bool
-	expect     int           // submissions in the draft that end the wait
-	gen        uint64        // tells the current wait's timer from stale ones
-	putLatency time.Duration // moving average of stored bulks' PUTs
+	expect     int         // submissions in the draft that end the wait
+	until      time.Time   // when the timer ends it
+	timer      *time.Timer // one for the WAL's life, reset for each wait
+	putLatency time.Duration
 }
 
-// observe folds a stored bulk's PUT time into the average.
+// observe folds a stored bulk's PUT time into the moving average.
 func (l *linger) observe(took time.Duration) {
 	if l.putLatency == 0 {
 		l.putLatency = took
@@ -36,18 +39,28 @@ func (l *linger) observe(took time.Duration) {
 	l.putLatency += (took - l.putLatency) / 8
 }
 
+func (l *linger) stop() {
+	if l.active {
+		l.active = false
+		l.timer.Stop()
+	}
+}
+
 // lingerLocked starts a wait after an upload acknowledged acked submissions
 // and left none in flight. It reports false when there is nothing to wait
 // for: the caller seals the draft as before.
 func (w *WAL) lingerLocked(acked int) bool {
 	wait := min(w.linger.putLatency, w.cfg.MaxLinger)
-	if wait <= 0 {
+	if wait <= 0 || w.closing || w.open.frames >= w.cfg.MaxBulkBytes {
 		return false
 	}
-	w.linger.active, w.linger.expect = true, len(w.open.done)+acked
-	w.linger.gen++
-	gen := w.linger.gen
-	time.AfterFunc(wait, func() { w.lingerExpired(gen) })
+	l := &w.linger
+	l.active, l.expect, l.until = true, len(w.open.done)+acked, time.Now().Add(wait)
+	if l.timer == nil {
+		l.timer = time.AfterFunc(wait, w.lingerExpired)
+	} else {
+		l.timer.Reset(wait)
+	}
 	return true
 }
 
@@ -55,16 +68,18 @@ func (w *WAL) lingerLocked(acked int) bool {
 // ends once everyone it waited for is in.
 func (w *WAL) lingeringLocked() bool {
 	if w.linger.active && len(w.open.done) >= w.linger.expect {
-		w.linger.active = false
+		w.linger.stop()
 	}
 	return w.linger.active
 }
 
-// lingerExpired ends wait gen, if it still holds, and seals what came.
-func (w *WAL) lingerExpired(gen uint64) {
+// lingerExpired ends the wait, if one holds and its time is up (a timer
+// that fired for an earlier wait may run late, into a later one), and seals
+// what came.
+func (w *WAL) lingerExpired() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.linger.active || w.linger.gen != gen {
+	if !w.linger.active || time.Now().Before(w.linger.until) {
 		return
 	}
 	w.linger.active = false

@@ -22,6 +22,17 @@ func (s *gatedStore) PutIfAbsent(ctx context.Context, key string, body []byte) e
 	return s.ObjectStore.PutIfAbsent(ctx, key, body)
 }
 
+// release lets the next PUT through, taking d, failing the test if none
+// comes within 10 s.
+func release(t *testing.T, store *gatedStore, d time.Duration) {
+	t.Helper()
+	select {
+	case store.gate <- d:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no PUT came within 10 s")
+	}
+}
+
 // submitAsync submits f and returns the channel its outcome arrives on.
 func submitAsync(t *testing.T, w *WAL, f *domain.Frame) chan error {
 	t.Helper()
@@ -53,20 +64,35 @@ func mustAck(t *testing.T, what string, done chan error) {
 	}
 }
 
-// lingerStart has appender a's frame in flight and b's and c's waiting,
-// then lets a's bulk through, taking putTime: a is acknowledged and the
-// next bulk (b, c) waits for it.
-func lingerStart(t *testing.T, putTime time.Duration) (w *WAL, store *gatedStore, b, c chan error) {
+// lingerWAL is a WAL on a gated store whose PUTs have taken putLatency of
+// late (so a linger lasts about that long), with appender a's frame in
+// flight and b's and c's waiting for it.
+func lingerWAL(t *testing.T, cfg WALConfig, putLatency time.Duration) (w *WAL, store *gatedStore, a, b, c chan error) {
 	t.Helper()
 	store = &gatedStore{ObjectStore: memstore.New(), gate: make(chan time.Duration)}
-	w = OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: time.Hour})
+	cfg.Store, cfg.Node, cfg.Epoch = store, 1, 1
+	if cfg.MaxLinger == 0 {
+		cfg.MaxLinger = time.Hour
+	}
+	w = OpenWAL(cfg)
 	t.Cleanup(func() {
 		close(store.gate)
-		w.Close()
+		closeWithin(t, w)
 	})
-	a := submitAsync(t, w, frame(1, 0, "a"))
+	w.mu.Lock()
+	w.linger.putLatency = putLatency
+	w.mu.Unlock()
+	a = submitAsync(t, w, frame(1, 0, "a"))
 	b, c = submitAsync(t, w, frame(2, 0, "b")), submitAsync(t, w, frame(3, 0, "c"))
-	store.gate <- putTime
+	return w, store, a, b, c
+}
+
+// lingerStart lets a's bulk through: a is acknowledged and the next bulk
+// (b, c) waits for it.
+func lingerStart(t *testing.T, putLatency time.Duration) (w *WAL, store *gatedStore, b, c chan error) {
+	t.Helper()
+	w, store, a, b, c := lingerWAL(t, WALConfig{}, putLatency)
+	release(t, store, 0)
 	mustAck(t, "a", a)
 	if uploads, lingering := inFlight(w); uploads != 0 || !lingering {
 		t.Fatalf("after a's bulk: %d uploads in flight, lingering %v; want b and c held back", uploads, lingering)
@@ -77,12 +103,12 @@ func lingerStart(t *testing.T, putTime time.Duration) (w *WAL, store *gatedStore
 // An appender acknowledged by one bulk that comes straight back joins the
 // next bulk instead of waiting for it to be stored first.
 func TestLingerMergesTheAppendersJustAcknowledged(t *testing.T) {
-	w, store, b, c := lingerStart(t, 500*time.Millisecond)
+	w, store, b, c := lingerStart(t, time.Hour)
 	a := submitAsync(t, w, frame(1, 1, "a2"))
 	if uploads, _ := inFlight(w); uploads != 1 {
 		t.Fatalf("with everyone back, %d uploads in flight, want the next bulk sealed at once", uploads)
 	}
-	store.gate <- 0
+	release(t, store, 0)
 	for name, done := range map[string]chan error{"a2": a, "b": b, "c": c} {
 		mustAck(t, name, done)
 	}
@@ -103,7 +129,7 @@ func TestLingerEndsAfterAPutTime(t *testing.T) {
 			t.Fatal("b and c still held back 10 s after a's bulk")
 		}
 	}
-	store.gate <- 0
+	release(t, store, 0)
 	mustAck(t, "b", b)
 	mustAck(t, "c", c)
 	if st := w.Stats(); st.Puts != 2 || st.Submissions != 3 {
@@ -118,14 +144,76 @@ func TestLingerNeverHoldsALoneAppender(t *testing.T) {
 	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: time.Hour})
 	defer func() {
 		close(store.gate)
-		w.Close()
+		closeWithin(t, w)
 	}()
 	for i := range 3 {
 		done := submitAsync(t, w, frame(1, uint64(i), "x"))
 		if uploads, _ := inFlight(w); uploads != 1 {
 			t.Fatalf("lone append %d: %d uploads in flight, want its bulk sealed at once", i, uploads)
 		}
-		store.gate <- 50 * time.Millisecond
+		release(t, store, 50*time.Millisecond)
 		mustAck(t, "lone append", done)
+	}
+}
+
+// A submitter waiting for buffer room may be one the draft waits for: the
+// draft leaves at once rather than when the wait times out.
+func TestLingerLetsTheDraftGoForASubmitterWaitingForRoom(t *testing.T) {
+	w, store, b, c := lingerStart(t, time.Hour)
+	w.mu.Lock()
+	w.cfg.MaxBufferedBytes = w.buffered + 1 // b and c fill it
+	w.mu.Unlock()
+	big := make(chan error, 1)
+	go func() { big <- w.Submit(frame(1, 1, "a2"), func(error) {}) }()
+	release(t, store, 0) // the draft's PUT: only once it is sealed
+	mustAck(t, "b", b)
+	mustAck(t, "c", c)
+	mustAck(t, "the submission waiting for room", big)
+}
+
+// A draft that reached MaxBulkBytes while the only upload allowed was in
+// flight leaves as soon as that upload completes.
+func TestLingerNeverHoldsAFullBulk(t *testing.T) {
+	w, store, a, _, _ := lingerWAL(t, WALConfig{MaxBulkBytes: 1, MaxInFlight: 1}, time.Hour)
+	release(t, store, 0)
+	mustAck(t, "a", a)
+	if uploads, lingering := inFlight(w); uploads != 1 || lingering {
+		t.Fatalf("after a's bulk: %d uploads in flight, lingering %v; want the full draft sent", uploads, lingering)
+	}
+}
+
+// Close sends what is buffered as soon as it can, without lingers.
+func TestCloseDoesNotLinger(t *testing.T) {
+	w, store, a, _, _ := lingerWAL(t, WALConfig{MaxInFlight: 1}, time.Hour)
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close() }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		closing := w.closing
+		w.mu.Unlock()
+		if closing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not start")
+		}
+	}
+	release(t, store, 0)
+	mustAck(t, "a", a)
+	if uploads, lingering := inFlight(w); uploads != 1 || lingering {
+		t.Fatalf("closing, after a's bulk: %d uploads in flight, lingering %v; want b and c sent", uploads, lingering)
+	}
+	release(t, store, 0)
+	mustAck(t, "Close", closed)
+}
+
+// closeWithin closes w, failing the test if that takes 10 s.
+func closeWithin(t *testing.T, w *WAL) {
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Error("Close still waiting after 10 s")
 	}
 }

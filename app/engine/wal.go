@@ -96,8 +96,9 @@ type WAL struct {
 	failed   error
 	uploads  sync.WaitGroup
 
-	spare  [][]byte // buffers of stored bulks, for the next drafts
-	linger linger
+	spare   [][]byte // buffers of stored bulks, for the next drafts
+	linger  linger
+	closing bool
 
 	puts, submissions atomic.Int64
 }
@@ -149,6 +150,9 @@ func (w *WAL) SubmitAll(done func(error), frames ...*domain.Frame) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.failed == nil && w.buffered > 0 && w.buffered+need > w.cfg.MaxBufferedBytes {
+		if w.linger.active && len(w.open.done) > 0 {
+			w.sealLocked() // the draft may wait for this very submission, which cannot come in first
+		}
 		w.space.Wait()
 	}
 	if w.failed != nil {
@@ -187,7 +191,7 @@ func (w *WAL) startDraftLocked() {
 }
 
 func (w *WAL) sealLocked() {
-	w.linger.active = false
+	w.linger.stop()
 	b := &bulk{draft: w.open, seq: w.nextSeq}
 	w.open = draft{}
 	w.nextSeq++
@@ -285,6 +289,7 @@ func (w *WAL) Err() error {
 // fails further submissions with ErrWALClosed.
 func (w *WAL) Close() error {
 	w.mu.Lock()
+	w.closing = true // no lingers: what is buffered leaves as soon as it can
 	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
 		w.sealLocked()
 	}

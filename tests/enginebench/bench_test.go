@@ -150,7 +150,7 @@ func concurrentAppends(b *testing.B, appenders int) {
 	b.StopTimer()
 	stats := n.wal.Stats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
-	b.ReportMetric(float64(stats.Frames)/float64(stats.Puts), "records/put")
+	b.ReportMetric(float64(stats.Submissions)/float64(stats.Puts), "records/put")
 	b.ReportMetric(float64(stats.Puts)*1e6/float64(b.N), "puts/M-appends")
 	reportLatency(b, slices.Concat(lats...))
 }

@@ -58,46 +58,15 @@ func (s *Service) sweepLocal(ctx context.Context) {
 // sweepUnowned deletes expired streams that no live node holds open.
 func (s *Service) sweepUnowned(ctx context.Context) {
 	v := s.cfg.Plane.View()
-	now := s.cfg.Now().UnixMilli()
-	seen := unownedSince{}
 	v.StreamsFrom("", func(st *domain.Stream) bool {
 		if v.IsOpen(st) || st.SoftDeleted {
 			return ctx.Err() == nil
 		}
-		cfg, err := domain.DecodeStreamConfig(st.Meta)
-		if err == nil && (s.expired(st, cfg) || s.idleSinceUnowned(st, cfg, now, seen)) {
+		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && s.expired(st, cfg) {
 			s.expire(ctx, stream{st, cfg})
 		}
 		return ctx.Err() == nil
 	})
-	s.unowned = seen
-}
-
-// unownedSince is, per stream with an idle TTL that nobody holds open and
-// whose last access nobody recorded, the stream epoch and the time (unix
-// ms) the lease holder first saw it so.
-type unownedSince map[uint64]unownedMark
-
-type unownedMark struct {
-	epoch   uint64
-	sinceMs int64
-}
-
-// idleSinceUnowned judges the idle TTL of a stream whose writer died
-// without recording its last access (see HandOff). Every access opens the
-// stream, at a higher epoch, so while it stays unowned at one epoch it has
-// had no access since it was first seen so: counting its idle window from
-// then can only lengthen it. seen collects the marks for the next sweep.
-func (s *Service) idleSinceUnowned(st *domain.Stream, cfg domain.StreamConfig, now int64, seen unownedSince) bool {
-	if cfg.IdleTTLSec == 0 || (cfg.AccessedAtMs > 0 && cfg.AccessedAtEpoch == st.Epoch) {
-		return false // no idle TTL, or expired judges it from the record
-	}
-	mark, ok := s.unowned[st.ID]
-	if !ok || mark.epoch != st.Epoch {
-		mark = unownedMark{epoch: st.Epoch, sinceMs: now}
-	}
-	seen[st.ID] = mark
-	return now > mark.sinceMs+int64(cfg.IdleTTLSec)*1000
 }
 
 func (s *Service) expire(ctx context.Context, st stream) {

@@ -33,9 +33,6 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	access accessTimes
-	// unowned is the lease holder's memory of streams found unowned by its
-	// last sweep (see idleSinceUnowned); only that sweep uses it.
-	unowned unownedSince
 }
 
 var _ ports.Streams = (*Service)(nil)

@@ -491,57 +491,6 @@ func TestIdleTTLRecordIsStaleAfterANewWriter(t *testing.T) {
 	}
 }
 
-// A stream whose writer died without recording its last access expires an
-// idle TTL after the lease holder first finds it unowned; reopening it (any
-// access does) starts that count again.
-func TestIdleTTLOfADeadWritersStream(t *testing.T) {
-	ctx := context.Background()
-	log, store, c := memlogAndStore()
-	a := start(t, log, store, 1, c)
-	for _, name := range []string{"/idle", "/reopened"} {
-		if _, _, err := a.svc.Create(ctx, name, domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustCreate(t, a, "/plain")
-	b := start(t, log, store, 2, c)
-	// a dies: its node registers again, at a new epoch, without a handoff.
-	if r, err := b.plane.ProposeOne(ctx, &domain.RegisterNode{Node: 1, Epoch: 2, Address: "http://node1", Slots: 1}); err != nil || !r.OK() {
-		t.Fatalf("register again: %v %v", r, err)
-	}
-	exists := func(name string) bool {
-		v := b.plane.View()
-		_, ok := v.StreamByName(name)
-		return ok
-	}
-	c.advance(10 * time.Second) // how long ago a last read them is unknown
-	b.svc.sweepUnowned(ctx)     // first found unowned
-	c.advance(1500 * time.Millisecond)
-	if _, err := b.svc.Read(ctx, "/reopened", 0, ports.ReadLimits{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.engine.CloseAll(ctx); err != nil { // b lets it go without a record
-		t.Fatal(err)
-	}
-	b.svc.sweepUnowned(ctx)
-	if !exists("/idle") || !exists("/reopened") {
-		t.Fatal("expired 1.5 s after it was first found unowned, with a TTL of 2 s")
-	}
-	c.advance(time.Second)
-	b.svc.sweepUnowned(ctx)
-	if exists("/idle") {
-		t.Fatal("not expired 2.5 s after it was first found unowned")
-	}
-	if !exists("/reopened") || !exists("/plain") {
-		t.Fatal("deleted a stream read 1 s ago, or one without a TTL")
-	}
-	c.advance(1500 * time.Millisecond)
-	b.svc.sweepUnowned(ctx)
-	if exists("/reopened") {
-		t.Fatal("not expired 2.5 s after it was reopened and let go")
-	}
-}
-
 // TestIdleTTLIsJudgedByTheWriterOnly: a stream handed to another node is
 // not expired there by a clock that never saw its accesses; its window
 // starts again when the new node opens it.

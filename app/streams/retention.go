@@ -55,18 +55,28 @@ func (s *Service) sweepLocal(ctx context.Context) {
 	}
 }
 
-// sweepUnowned deletes expired streams that no live node holds open.
+// sweepUnowned deletes expired streams that no live node holds open, and
+// reclaims idle ones whose writer left no record of its last access (see
+// unowned.go).
 func (s *Service) sweepUnowned(ctx context.Context) {
 	v := s.cfg.Plane.View()
+	now := s.cfg.Now().UnixMilli()
+	seen := unownedSince{}
 	v.StreamsFrom("", func(st *domain.Stream) bool {
 		if v.IsOpen(st) || st.SoftDeleted {
 			return ctx.Err() == nil
 		}
-		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && s.expired(st, cfg) {
+		cfg, err := domain.DecodeStreamConfig(st.Meta)
+		switch {
+		case err != nil:
+		case s.expired(st, cfg):
 			s.expire(ctx, stream{st, cfg})
+		case s.idleSinceUnowned(st, cfg, now, seen):
+			s.reclaim(ctx, stream{st, cfg}, seen[st.ID])
 		}
 		return ctx.Err() == nil
 	})
+	s.unowned = seen
 }
 
 func (s *Service) expire(ctx context.Context, st stream) {

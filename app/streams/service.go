@@ -33,6 +33,9 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	access accessTimes
+	// unowned is the lease holder's memory of streams its last sweep found
+	// unowned (see idleSinceUnowned); only that sweep uses it.
+	unowned unownedSince
 }
 
 var _ ports.Streams = (*Service)(nil)

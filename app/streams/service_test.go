@@ -491,6 +491,124 @@ func TestIdleTTLRecordIsStaleAfterANewWriter(t *testing.T) {
 	}
 }
 
+// deadWriter creates the given idle-TTL (2 s) streams on a first process,
+// commits their records, then has that process superseded (its node
+// registers again, as after a restart, while it keeps running) and starts
+// a second process, the lease holder.
+func deadWriter(t *testing.T, names ...string) (a, b *process, c *clock) {
+	t.Helper()
+	ctx := context.Background()
+	log, store, c := memlogAndStore()
+	a = start(t, log, store, 1, c)
+	for _, name := range names {
+		if _, _, err := a.svc.Create(ctx, name, domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.engine.Upload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b = start(t, log, store, 2, c)
+	if r, err := b.plane.ProposeOne(ctx, &domain.RegisterNode{Node: 1, Epoch: 2, Address: "http://node1", Slots: 1}); err != nil || !r.OK() {
+		t.Fatalf("register again: %v %v", r, err)
+	}
+	if err := a.plane.WaitFor(ctx, b.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, c
+}
+
+func exists(p *process, name string) bool {
+	v := p.plane.View()
+	_, ok := v.StreamByName(name)
+	return ok
+}
+
+// A stream whose writer died without recording its last access expires an
+// idle TTL after the lease holder first finds it unowned; reopening it (any
+// access does) starts that count again.
+func TestIdleTTLOfADeadWritersStream(t *testing.T) {
+	ctx := context.Background()
+	_, b, c := deadWriter(t, "/idle", "/reopened")
+	mustCreate(t, b, "/plain")
+	if err := b.engine.CloseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(10 * time.Second) // how long ago a last read them is unknown
+	b.svc.sweepUnowned(ctx)     // first found unowned
+	c.advance(1500 * time.Millisecond)
+	if _, err := b.svc.Read(ctx, "/reopened", 0, ports.ReadLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.engine.CloseAll(ctx); err != nil { // b lets it go without a record
+		t.Fatal(err)
+	}
+	b.svc.sweepUnowned(ctx)
+	if !exists(b, "/idle") || !exists(b, "/reopened") {
+		t.Fatal("expired 1.5 s after it was first found unowned, with a TTL of 2 s")
+	}
+	c.advance(time.Second)
+	b.svc.sweepUnowned(ctx)
+	if exists(b, "/idle") {
+		t.Fatal("not expired 2.5 s after it was first found unowned")
+	}
+	if !exists(b, "/reopened") || !exists(b, "/plain") {
+		t.Fatal("deleted a stream read 1 s ago, or one without a TTL")
+	}
+	c.advance(1500 * time.Millisecond)
+	b.svc.sweepUnowned(ctx)
+	if exists(b, "/reopened") {
+		t.Fatal("not expired 2.5 s after it was reopened and let go")
+	}
+}
+
+// A superseded process that still runs serves its streams at their old
+// epoch: what it acknowledged after the lease holder found the stream
+// unowned keeps the stream, which the takeover makes readable.
+func TestIdleTTLKeepsAStreamASupersededWriterStillAppendsTo(t *testing.T) {
+	ctx := context.Background()
+	a, b, c := deadWriter(t, "/z")
+	b.svc.sweepUnowned(ctx) // first found unowned
+	c.advance(time.Second)
+	mustAppend(t, a, "/z", "late") // acknowledged by the superseded process
+	c.advance(1500 * time.Millisecond)
+	b.svc.sweepUnowned(ctx)
+	if !exists(b, "/z") {
+		t.Fatal("deleted a stream its superseded writer appended to 1.5 s ago")
+	}
+	page, err := b.svc.Read(ctx, "/z", 0, ports.ReadLimits{})
+	if err != nil || fmt.Sprint(bodies(page.Records)) != "[x late]" {
+		t.Fatalf("after the takeover: %v %v, want [x late]", bodies(page.Records), err)
+	}
+	c.advance(2500 * time.Millisecond)
+	b.svc.sweepLocal(ctx)
+	if exists(b, "/z") {
+		t.Fatal("not expired 2.5 s after its last access, held by the lease holder")
+	}
+}
+
+// A stream the lease holder itself reopened for a read after its sweep took
+// its view is kept: the takeover finds the access.
+func TestIdleTTLKeepsAStreamReadDuringTheSweep(t *testing.T) {
+	ctx := context.Background()
+	_, b, c := deadWriter(t, "/s")
+	b.svc.sweepUnowned(ctx) // first found unowned
+	c.advance(2500 * time.Millisecond)
+	v := b.plane.View()
+	old, _ := v.StreamByName("/s")
+	cfg, err := domain.DecodeStreamConfig(old.Meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	b.svc.reclaim(ctx, stream{old, cfg}, b.svc.unowned[old.ID]) // the sweep, from its older view
+	if !exists(b, "/s") {
+		t.Fatal("deleted a stream read just before")
+	}
+}
+
 // TestIdleTTLIsJudgedByTheWriterOnly: a stream handed to another node is
 // not expired there by a clock that never saw its accesses; its window
 // starts again when the new node opens it.

@@ -1,0 +1,70 @@
+package streams
+
+import (
+	"context"
+
+	"github.com/picomq/pico/domain"
+)
+
+// A stream with an idle TTL that nobody holds open expires from the last
+// access its writer recorded on letting it go (HandOff, then Service.expired).
+// A writer that died recorded nothing. The lease holder then counts the
+// idle window from when its sweep first found the stream unowned at its
+// epoch: any access through the cluster opens a stream, at a higher epoch,
+// which starts the count again.
+//
+// One writer escapes that rule: a superseded process still running (its
+// node registered again, or was fenced, while it was paused or cut off)
+// keeps serving the streams it held, at their old epoch, and may still
+// acknowledge appends to its WAL. So the holder never deletes such a
+// stream from the view alone: it takes the stream over first (reclaim),
+// which fences that process's WAL and recovers what it acknowledged, and
+// keeps the stream if that shows use.
+
+// unownedSince marks, per stream, when the lease holder first found it
+// unowned, and how it was then.
+type unownedSince map[uint64]unownedMark
+
+type unownedMark struct {
+	epoch   uint64 // the stream epoch it was found unowned at
+	end     uint64 // its committed end then
+	sinceMs int64
+}
+
+// idleSinceUnowned reports whether st, unowned and with an idle TTL but no
+// valid record of its last access, has been found so at its epoch for
+// longer than that TTL. seen collects the marks for the next sweep.
+func (s *Service) idleSinceUnowned(st *domain.Stream, cfg domain.StreamConfig, now int64, seen unownedSince) bool {
+	if cfg.IdleTTLSec == 0 || (cfg.AccessedAtMs > 0 && cfg.AccessedAtEpoch == st.Epoch) || s.isLocal(st.ID) {
+		return false // no idle TTL; judged from the record; or judged here, by its accesses
+	}
+	mark, ok := s.unowned[st.ID]
+	if !ok || mark.epoch != st.Epoch {
+		mark = unownedMark{epoch: st.Epoch, end: st.End, sinceMs: now}
+	}
+	seen[st.ID] = mark
+	return now > mark.sinceMs+int64(cfg.IdleTTLSec)*1000
+}
+
+// reclaim takes over a stream idleSinceUnowned judged idle and deletes it,
+// unless the takeover shows use since mark: records beyond the end it had
+// then (acknowledged by a superseded process, or by its writer before it
+// died: either way its window starts again, which only lengthens it), or an
+// access served here meanwhile. Reads a superseded process served leave no
+// trace and are not counted; from the takeover on, it cannot write.
+func (s *Service) reclaim(ctx context.Context, st stream, mark unownedMark) {
+	// The engine's open, not the service's: the takeover is no access.
+	if err := s.cfg.Engine.Open(ctx, st.ID); err != nil {
+		return // open on another node (used), or the open failed: next sweep
+	}
+	now := s.cfg.Now().UnixMilli()
+	tail, err := s.cfg.Engine.Tail(st.ID)
+	if err != nil {
+		return
+	}
+	if tail > mark.end || s.access.last(st.ID) > mark.sinceMs {
+		s.access.touch(st.ID, now) // held here now, its window starts again
+		return
+	}
+	s.expire(ctx, st)
+}

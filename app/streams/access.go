@@ -9,6 +9,9 @@ import "sync"
 type accessTimes struct {
 	mu   sync.Mutex
 	byID map[uint64]int64
+	// reclaiming holds the streams the lease holder is taking over to
+	// judge (Service.reclaim): none of them counts as expired meanwhile.
+	reclaiming map[uint64]bool
 }
 
 func (a *accessTimes) touch(id uint64, nowMs int64) {
@@ -30,4 +33,24 @@ func (a *accessTimes) forget(id uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.byID, id)
+}
+
+// reclaim marks id as being taken over (true) or no longer (false).
+func (a *accessTimes) reclaim(id uint64, on bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reclaiming == nil {
+		a.reclaiming = map[uint64]bool{}
+	}
+	if on {
+		a.reclaiming[id] = true
+	} else {
+		delete(a.reclaiming, id)
+	}
+}
+
+func (a *accessTimes) reclaimed(id uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reclaiming[id]
 }

@@ -63,16 +63,21 @@ func (s *Service) sweepUnowned(ctx context.Context) {
 	now := s.cfg.Now().UnixMilli()
 	seen := unownedSince{}
 	v.StreamsFrom("", func(st *domain.Stream) bool {
-		if v.IsOpen(st) || st.SoftDeleted {
+		if st.SoftDeleted {
 			return ctx.Err() == nil
 		}
 		cfg, err := domain.DecodeStreamConfig(st.Meta)
 		switch {
 		case err != nil:
+		case v.IsOpen(st):
+			if mark, ok := s.takeoverToFinish(&v, st); ok {
+				seen[st.ID] = mark
+				s.reclaim(ctx, st.ID, mark)
+			}
 		case s.expired(st, cfg):
 			s.expire(ctx, stream{st, cfg})
 		case s.idleSinceUnowned(st, cfg, now, seen):
-			s.reclaim(ctx, stream{st, cfg}, seen[st.ID])
+			s.reclaim(ctx, st.ID, seen[st.ID])
 		}
 		return ctx.Err() == nil
 	})

@@ -145,6 +145,9 @@ func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 		recorded := cfg.AccessedAtMs > 0 && cfg.AccessedAtEpoch == st.Epoch
 		return recorded && !v.IsOpen(st) && now > cfg.AccessedAtMs+int64(cfg.IdleTTLSec)*1000
 	}
+	if s.access.reclaimed(st.ID) {
+		return false // the takeover decides (see reclaim)
+	}
 	last := max(st.CreatedMs, s.access.last(st.ID))
 	return now > last+int64(cfg.IdleTTLSec)*1000
 }

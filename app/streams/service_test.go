@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -497,8 +499,13 @@ func TestIdleTTLRecordIsStaleAfterANewWriter(t *testing.T) {
 // a second process, the lease holder.
 func deadWriter(t *testing.T, names ...string) (a, b *process, c *clock) {
 	t.Helper()
+	return deadWriterOn(t, memlog.New(), memstore.New(), names...)
+}
+
+func deadWriterOn(t *testing.T, log ports.MetaLog, store ports.ObjectStore, names ...string) (a, b *process, c *clock) {
+	t.Helper()
 	ctx := context.Background()
-	log, store, c := memlogAndStore()
+	c = newClock()
 	a = start(t, log, store, 1, c)
 	for _, name := range names {
 		if _, _, err := a.svc.Create(ctx, name, domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, recs("x"), false); err != nil {
@@ -596,14 +603,10 @@ func TestIdleTTLKeepsAStreamReadDuringTheSweep(t *testing.T) {
 	c.advance(2500 * time.Millisecond)
 	v := b.plane.View()
 	old, _ := v.StreamByName("/s")
-	cfg, err := domain.DecodeStreamConfig(old.Meta)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := b.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); err != nil {
 		t.Fatal(err)
 	}
-	b.svc.reclaim(ctx, stream{old, cfg}, b.svc.unowned[old.ID]) // the sweep, from its older view
+	b.svc.reclaim(ctx, old.ID, b.svc.unowned[old.ID]) // the sweep, after its older view
 	if !exists(b, "/s") {
 		t.Fatal("deleted a stream read just before")
 	}

@@ -46,25 +46,72 @@ func (s *Service) idleSinceUnowned(st *domain.Stream, cfg domain.StreamConfig, n
 	return now > mark.sinceMs+int64(cfg.IdleTTLSec)*1000
 }
 
-// reclaim takes over a stream idleSinceUnowned judged idle and deletes it,
-// unless the takeover shows use since mark: records beyond the end it had
-// then (acknowledged by a superseded process, or by its writer before it
-// died: either way its window starts again, which only lengthens it), or an
-// access served here meanwhile. Reads a superseded process served leave no
-// trace and are not counted; from the takeover on, it cannot write.
-func (s *Service) reclaim(ctx context.Context, st stream, mark unownedMark) {
+// reclaim takes over stream id, which idleSinceUnowned judged idle, and
+// deletes it, unless the takeover shows use since mark: records beyond the
+// end it had then (acknowledged by a superseded process, or by its writer
+// before it died: either way its window starts again, which only lengthens
+// it), an access served here meanwhile, or another open of it. Reads a
+// superseded process served leave no trace and are not counted; from the
+// takeover on, it cannot write. While the takeover runs the stream counts
+// as not expired here, so nothing else drops it first.
+func (s *Service) reclaim(ctx context.Context, id uint64, mark unownedMark) {
+	if !s.stillAsMarked(id, mark) {
+		return // opened since (an access), or deleted: the next sweep judges it anew
+	}
+	s.access.reclaim(id, true)
+	defer s.access.reclaim(id, false)
 	// The engine's open, not the service's: the takeover is no access.
-	if err := s.cfg.Engine.Open(ctx, st.ID); err != nil {
+	if err := s.cfg.Engine.Open(ctx, id); err != nil {
 		return // open on another node (used), or the open failed: next sweep
 	}
-	now := s.cfg.Now().UnixMilli()
-	tail, err := s.cfg.Engine.Tail(st.ID)
+	v := s.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	if !ok || st.Epoch != mark.epoch+1 || !s.mine(st) {
+		return // someone else opened it in between
+	}
+	tail, err := s.cfg.Engine.Tail(id)
 	if err != nil {
 		return
 	}
-	if tail > mark.end || s.access.last(st.ID) > mark.sinceMs {
-		s.access.touch(st.ID, now) // held here now, its window starts again
+	if tail > mark.end || s.access.last(id) > mark.sinceMs {
+		s.access.touch(id, s.cfg.Now().UnixMilli()) // held here now: its window starts again
 		return
 	}
-	s.expire(ctx, st)
+	cfg, err := domain.DecodeStreamConfig(st.Meta)
+	if err != nil {
+		return
+	}
+	s.expire(ctx, stream{st, cfg})
+}
+
+// stillAsMarked reports whether stream id is as idleSinceUnowned marked it
+// (unowned at the marked epoch), or taken over by this process at the next
+// epoch with the recovery still to finish.
+func (s *Service) stillAsMarked(id uint64, mark unownedMark) bool {
+	v := s.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	if !ok || st.SoftDeleted {
+		return false
+	}
+	if st.Epoch == mark.epoch {
+		return !v.IsOpen(st)
+	}
+	_, finish := s.takeoverToFinish(&v, st)
+	return finish
+}
+
+// takeoverToFinish finds a stream whose reclaim opened it here but failed
+// to recover it: open here in the view, not in this process's memory. The
+// sweep tries again, so the stream does not wait for a client to revive it.
+func (s *Service) takeoverToFinish(v *domain.State, st *domain.Stream) (unownedMark, bool) {
+	mark, ok := s.unowned[st.ID]
+	if !ok || st.Epoch != mark.epoch+1 || !v.IsOpen(st) || !s.mine(st) || s.isLocal(st.ID) {
+		return unownedMark{}, false
+	}
+	return mark, true
+}
+
+// mine reports whether st was opened by this process.
+func (s *Service) mine(st *domain.Stream) bool {
+	return st.Owner == s.cfg.By.Node && st.OwnerEpoch == s.cfg.By.Epoch
 }

@@ -10,8 +10,8 @@ type accessTimes struct {
 	mu   sync.Mutex
 	byID map[uint64]int64
 	// reclaiming holds the streams the lease holder is taking over to
-	// judge (Service.reclaim): none of them counts as expired meanwhile.
-	reclaiming map[uint64]bool
+	// judge (Service.reclaim), and how far it got.
+	reclaiming map[uint64]reclaimStep
 }
 
 func (a *accessTimes) touch(id uint64, nowMs int64) {
@@ -35,21 +35,31 @@ func (a *accessTimes) forget(id uint64) {
 	delete(a.byID, id)
 }
 
-// reclaim marks id as being taken over (true) or no longer (false).
-func (a *accessTimes) reclaim(id uint64, on bool) {
+// reclaimStep is where the lease holder's takeover of a stream stands
+// (Service.reclaim).
+type reclaimStep int
+
+const (
+	notReclaiming reclaimStep = iota
+	judging                   // taken over, use not yet judged: never expired
+	doomed                    // judged unused: expired, refused until deleted
+)
+
+// setReclaim records where the takeover of id stands.
+func (a *accessTimes) setReclaim(id uint64, step reclaimStep) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.reclaiming == nil {
-		a.reclaiming = map[uint64]bool{}
+		a.reclaiming = map[uint64]reclaimStep{}
 	}
-	if on {
-		a.reclaiming[id] = true
-	} else {
+	if step == notReclaiming {
 		delete(a.reclaiming, id)
+		return
 	}
+	a.reclaiming[id] = step
 }
 
-func (a *accessTimes) reclaimed(id uint64) bool {
+func (a *accessTimes) reclaimStep(id uint64) reclaimStep {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.reclaiming[id]

@@ -156,3 +156,51 @@ func mustStream(t *testing.T, p *process, name string) *domain.Stream {
 	}
 	return st
 }
+
+// An append served on the lease holder after the takeover judged the stream
+// unused, but before it refused requests, keeps the stream: the takeover
+// judges again once it refuses them.
+func TestReclaimKeepsAStreamAppendedToWhileJudged(t *testing.T) {
+	ctx := context.Background()
+	_, b, c := deadWriter(t, "/r")
+	b.svc.sweepUnowned(ctx) // first found unowned
+	c.advance(2500 * time.Millisecond)
+	b.svc.hooks.judged = func(uint64) { mustAppend(t, b, "/r", "client") }
+	b.svc.sweepUnowned(ctx)
+	page, err := b.svc.Read(ctx, "/r", 0, ports.ReadLimits{})
+	if err != nil || len(page.Records) != 2 {
+		t.Fatalf("after the takeover: %v %v, want the acknowledged append kept", bodies(page.Records), err)
+	}
+}
+
+// A takeover that finds the stream opened by someone else between its
+// check and its own open holds the stream here with a fresh window: the
+// holder does not then expire it from its creation time.
+func TestReclaimThatLostTheStreamKeepsItsWindow(t *testing.T) {
+	ctx := context.Background()
+	log, store := memlog.New(), memstore.New()
+	_, b, c := deadWriterOn(t, log, store, "/s")
+	third := start(t, log, store, 3, c)
+	b.svc.sweepUnowned(ctx) // first found unowned
+	c.advance(2500 * time.Millisecond)
+	b.svc.hooks.beforeOpen = func(uint64) {
+		if err := third.plane.WaitFor(ctx, b.plane.Applied()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := third.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := third.svc.HandOff(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.plane.WaitFor(ctx, third.plane.Applied()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.svc.sweepUnowned(ctx)
+	c.advance(time.Second)
+	b.svc.sweepLocal(ctx)
+	if !exists(b, "/s") {
+		t.Fatal("deleted 1 s after node 3 served a read of it")
+	}
+}

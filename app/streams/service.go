@@ -36,6 +36,8 @@ type Service struct {
 	// unowned is the lease holder's memory of streams its last sweep found
 	// unowned (see idleSinceUnowned); only that sweep uses it.
 	unowned unownedSince
+	// hooks let tests act at points of a takeover; nil outside tests.
+	hooks reclaimHooks
 }
 
 var _ ports.Streams = (*Service)(nil)
@@ -145,8 +147,11 @@ func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 		recorded := cfg.AccessedAtMs > 0 && cfg.AccessedAtEpoch == st.Epoch
 		return recorded && !v.IsOpen(st) && now > cfg.AccessedAtMs+int64(cfg.IdleTTLSec)*1000
 	}
-	if s.access.reclaimed(st.ID) {
+	switch s.access.reclaimStep(st.ID) {
+	case judging:
 		return false // the takeover decides (see reclaim)
+	case doomed:
+		return true
 	}
 	last := max(st.CreatedMs, s.access.last(st.ID))
 	return now > last+int64(cfg.IdleTTLSec)*1000

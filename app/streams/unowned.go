@@ -52,36 +52,53 @@ func (s *Service) idleSinceUnowned(st *domain.Stream, cfg domain.StreamConfig, n
 // before it died: either way its window starts again, which only lengthens
 // it), an access served here meanwhile, or another open of it. Reads a
 // superseded process served leave no trace and are not counted; from the
-// takeover on, it cannot write. While the takeover runs the stream counts
-// as not expired here, so nothing else drops it first.
+// takeover on, it cannot write.
+//
+// While the takeover runs the stream counts as not expired here, so nothing
+// else drops it first. Once judged unused it counts as expired, so no new
+// request gets in before the delete, and it is judged once more: a request
+// that got in just before shows as an access or an append. (As for any
+// expiry, a request between its lookup and its access being recorded is not
+// seen.)
 func (s *Service) reclaim(ctx context.Context, id uint64, mark unownedMark) {
 	if !s.stillAsMarked(id, mark) {
 		return // opened since (an access), or deleted: the next sweep judges it anew
 	}
-	s.access.reclaim(id, true)
-	defer s.access.reclaim(id, false)
+	s.access.setReclaim(id, judging)
+	defer s.access.setReclaim(id, notReclaiming)
+	s.hooks.run(s.hooks.beforeOpen, id)
 	// The engine's open, not the service's: the takeover is no access.
 	if err := s.cfg.Engine.Open(ctx, id); err != nil {
 		return // open on another node (used), or the open failed: next sweep
 	}
+	st, unused := s.unusedSince(id, mark)
+	if unused {
+		s.hooks.run(s.hooks.judged, id)
+		s.access.setReclaim(id, doomed)
+		st, unused = s.unusedSince(id, mark)
+	}
+	if !unused {
+		if s.isLocal(id) {
+			s.access.touch(id, s.cfg.Now().UnixMilli()) // held here now: its window starts again
+		}
+		return
+	}
+	if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil {
+		s.expire(ctx, stream{st, cfg})
+	}
+}
+
+// unusedSince reports whether the takeover of stream id landed here at the
+// epoch after the marked one and found neither records beyond the marked
+// end nor an access since the mark; it returns the stream as it is now.
+func (s *Service) unusedSince(id uint64, mark unownedMark) (*domain.Stream, bool) {
 	v := s.cfg.Plane.View()
 	st, ok := v.Stream(id)
 	if !ok || st.Epoch != mark.epoch+1 || !s.mine(st) {
-		return // someone else opened it in between
+		return nil, false // someone else opened it in between
 	}
 	tail, err := s.cfg.Engine.Tail(id)
-	if err != nil {
-		return
-	}
-	if tail > mark.end || s.access.last(id) > mark.sinceMs {
-		s.access.touch(id, s.cfg.Now().UnixMilli()) // held here now: its window starts again
-		return
-	}
-	cfg, err := domain.DecodeStreamConfig(st.Meta)
-	if err != nil {
-		return
-	}
-	s.expire(ctx, stream{st, cfg})
+	return st, err == nil && tail == mark.end && s.access.last(id) <= mark.sinceMs
 }
 
 // stillAsMarked reports whether stream id is as idleSinceUnowned marked it
@@ -114,4 +131,14 @@ func (s *Service) takeoverToFinish(v *domain.State, st *domain.Stream) (unownedM
 // mine reports whether st was opened by this process.
 func (s *Service) mine(st *domain.Stream) bool {
 	return st.Owner == s.cfg.By.Node && st.OwnerEpoch == s.cfg.By.Epoch
+}
+
+// reclaimHooks are called, when set, at points of a takeover: before its
+// open, and once it judged the stream unused, before it refuses requests.
+type reclaimHooks struct{ beforeOpen, judged func(id uint64) }
+
+func (reclaimHooks) run(hook func(uint64), id uint64) {
+	if hook != nil {
+		hook(id)
+	}
 }

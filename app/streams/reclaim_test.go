@@ -63,22 +63,7 @@ func TestReclaimLeavesAStreamOpenedElsewhereSince(t *testing.T) {
 		b.svc.sweepUnowned(ctx) // first found unowned
 		c.advance(2500 * time.Millisecond)
 		id := mustStream(t, b, "/s").ID
-		if err := third.plane.WaitFor(ctx, b.plane.Applied()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := third.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); err != nil {
-			t.Fatal(err)
-		}
-		if dies {
-			if r, err := third.plane.ProposeOne(ctx, &domain.RegisterNode{Node: 3, Epoch: 2, Address: "http://node3", Slots: 1}); err != nil || !r.OK() {
-				t.Fatalf("register again: %v %v", r, err)
-			}
-		} else if err := third.svc.HandOff(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.plane.WaitFor(ctx, third.plane.Applied()); err != nil {
-			t.Fatal(err)
-		}
+		readElsewhere(t, third, b, "/s", dies)
 		b.svc.reclaim(ctx, id, b.svc.unowned[id]) // the sweep, judging from its older view
 		if !exists(b, "/s") {
 			t.Fatalf("node 3 dies=%v: deleted a stream node 3 served a read of just before", dies)
@@ -183,24 +168,35 @@ func TestReclaimThatLostTheStreamKeepsItsWindow(t *testing.T) {
 	third := start(t, log, store, 3, c)
 	b.svc.sweepUnowned(ctx) // first found unowned
 	c.advance(2500 * time.Millisecond)
-	b.svc.hooks.beforeOpen = func(uint64) {
-		if err := third.plane.WaitFor(ctx, b.plane.Applied()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := third.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := third.svc.HandOff(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.plane.WaitFor(ctx, third.plane.Applied()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.svc.hooks.beforeOpen = func(uint64) { readElsewhere(t, third, b, "/s", false) }
 	b.svc.sweepUnowned(ctx)
 	c.advance(time.Second)
 	b.svc.sweepLocal(ctx)
 	if !exists(b, "/s") {
 		t.Fatal("deleted 1 s after node 3 served a read of it")
+	}
+}
+
+// readElsewhere has other read name (opening it there), then let it go
+// (HandOff) or die (its node registers again), and holder see all of it.
+func readElsewhere(t *testing.T, other, holder *process, name string, dies bool) {
+	t.Helper()
+	ctx := context.Background()
+	if err := other.plane.WaitFor(ctx, holder.plane.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.svc.Read(ctx, name, 0, ports.ReadLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	if dies {
+		n := other.svc.cfg.By.Node
+		if r, err := other.plane.ProposeOne(ctx, &domain.RegisterNode{Node: n, Epoch: 2, Address: "http://node" + itoa(uint64(n)), Slots: 1}); err != nil || !r.OK() {
+			t.Fatalf("register again: %v %v", r, err)
+		}
+	} else if err := other.svc.HandOff(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.plane.WaitFor(ctx, other.plane.Applied()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -112,6 +112,8 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 		return err
 	}
 	e.charge(s.records[prev.End-s.base:]) // their commit releases them
+	// Read before s is published: appends then move it, under its gate.
+	next := s.next
 	e.mu.Lock()
 	e.streams[prev.ID] = s
 	e.mu.Unlock()
@@ -120,15 +122,15 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	if len(p.sources) > 0 {
 		e.recorded(ctx, prev.ID, epoch)
 	}
-	if s.next > prev.End {
+	if next > prev.End {
 		// Committing now lets this process retire the rewritten frames
 		// and puts the whole producer state in one section. Failing
 		// leaves them in the WAL, where a takeover finds them: only log.
-		if err := e.CommitThrough(ctx, prev.ID, s.next); err != nil {
+		if err := e.CommitThrough(ctx, prev.ID, next); err != nil {
 			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
 		}
 	}
-	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", s.next-prev.End)
+	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", next-prev.End)
 	return nil
 }
 

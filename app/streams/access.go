@@ -41,8 +41,8 @@ type reclaimStep int
 
 const (
 	notReclaiming reclaimStep = iota
-	judging                   // taken over, use not yet judged: never expired
-	doomed                    // judged unused: expired, refused until deleted
+	judging                   // taken over, use not yet judged: not expired
+	doomed                    // judged unused: requests refused (unavailable) until it is deleted or kept
 )
 
 // setReclaim records where the takeover of id stands.

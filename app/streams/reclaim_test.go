@@ -144,13 +144,23 @@ func mustStream(t *testing.T, p *process, name string) *domain.Stream {
 
 // An append served on the lease holder after the takeover judged the stream
 // unused, but before it refused requests, keeps the stream: the takeover
-// judges again once it refuses them.
+// judges again once it refuses them, and a create of the name meanwhile is
+// told to try again rather than replace it.
 func TestReclaimKeepsAStreamAppendedToWhileJudged(t *testing.T) {
 	ctx := context.Background()
 	_, b, c := deadWriter(t, "/r")
 	b.svc.sweepUnowned(ctx) // first found unowned
 	c.advance(2500 * time.Millisecond)
 	b.svc.hooks.judged = func(uint64) { mustAppend(t, b, "/r", "client") }
+	b.svc.hooks.refusing = func(uint64) {
+		_, created, err := b.svc.Create(ctx, "/r", domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 2}, nil, false)
+		if created || !errors.Is(err, ports.ErrUnavailable) {
+			t.Errorf("a create while the takeover refuses requests: created=%v %v, want unavailable", created, err)
+		}
+		if _, err := b.svc.Read(ctx, "/r", 0, ports.ReadLimits{}); !errors.Is(err, ports.ErrUnavailable) {
+			t.Errorf("a read while the takeover refuses requests: %v, want unavailable", err)
+		}
+	}
 	b.svc.sweepUnowned(ctx)
 	page, err := b.svc.Read(ctx, "/r", 0, ports.ReadLimits{})
 	if err != nil || len(page.Records) != 2 {

@@ -111,6 +111,9 @@ func (s *Service) live(st *domain.Stream) (stream, error) {
 	if s.expired(st, cfg) {
 		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "stream expired: %s", st.Name)
 	}
+	if s.access.reclaimStep(st.ID) == doomed {
+		return stream{}, ports.Errorf(ports.ErrUnavailable, "stream %s is being expired: try again", st.Name)
+	}
 	return stream{st, cfg}, nil
 }
 
@@ -147,11 +150,8 @@ func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 		recorded := cfg.AccessedAtMs > 0 && cfg.AccessedAtEpoch == st.Epoch
 		return recorded && !v.IsOpen(st) && now > cfg.AccessedAtMs+int64(cfg.IdleTTLSec)*1000
 	}
-	switch s.access.reclaimStep(st.ID) {
-	case judging:
+	if s.access.reclaimStep(st.ID) != notReclaiming {
 		return false // the takeover decides (see reclaim)
-	case doomed:
-		return true
 	}
 	last := max(st.CreatedMs, s.access.last(st.ID))
 	return now > last+int64(cfg.IdleTTLSec)*1000

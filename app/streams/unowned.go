@@ -55,11 +55,11 @@ func (s *Service) idleSinceUnowned(st *domain.Stream, cfg domain.StreamConfig, n
 // takeover on, it cannot write.
 //
 // While the takeover runs the stream counts as not expired here, so nothing
-// else drops it first. Once judged unused it counts as expired, so no new
-// request gets in before the delete, and it is judged once more: a request
-// that got in just before shows as an access or an append. (As for any
-// expiry, a request between its lookup and its access being recorded is not
-// seen.)
+// else drops it first. Once judged unused it refuses requests (unavailable:
+// try again), so none gets in before the delete, and it is judged once
+// more: a request that got in just before shows as an access or an append.
+// (As for any expiry, a request between its lookup and its access being
+// recorded is not seen.)
 func (s *Service) reclaim(ctx context.Context, id uint64, mark unownedMark) {
 	if !s.stillAsMarked(id, mark) {
 		return // opened since (an access), or deleted: the next sweep judges it anew
@@ -75,6 +75,7 @@ func (s *Service) reclaim(ctx context.Context, id uint64, mark unownedMark) {
 	if unused {
 		s.hooks.run(s.hooks.judged, id)
 		s.access.setReclaim(id, doomed)
+		s.hooks.run(s.hooks.refusing, id)
 		st, unused = s.unusedSince(id, mark)
 	}
 	if !unused {
@@ -134,8 +135,9 @@ func (s *Service) mine(st *domain.Stream) bool {
 }
 
 // reclaimHooks are called, when set, at points of a takeover: before its
-// open, and once it judged the stream unused, before it refuses requests.
-type reclaimHooks struct{ beforeOpen, judged func(id uint64) }
+// open; once it judged the stream unused, before it refuses requests; and
+// once it refuses them, before it judges again.
+type reclaimHooks struct{ beforeOpen, judged, refusing func(id uint64) }
 
 func (reclaimHooks) run(hook func(uint64), id uint64) {
 	if hook != nil {

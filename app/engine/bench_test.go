@@ -88,34 +88,24 @@ func (noLease) Held() (uint64, bool) { return 0, false }
 // 2 ms, with and without the linger, side by side: frames per PUT and
 // appends/s. An op is one append.
 func BenchmarkClosedLoopAppenders(b *testing.B) {
-	for _, c := range []struct {
-		name      string
-		maxLinger time.Duration
-	}{{"linger=off", -1}, {"linger=on", 0}} {
-		b.Run(c.name, func(b *testing.B) {
-			store := &slowStore{ObjectStore: &discardStore{ObjectStore: memstore.New()}, delay: 2 * time.Millisecond}
-			w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: c.maxLinger})
-			defer w.Close()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			for a := range 64 {
-				wg.Go(func() {
-					for off := uint64(0); next.Add(1) <= int64(b.N); off++ {
-						if err := submitWait(b, w, frame(uint64(a), off, "x")); err != nil {
-							b.Error(err)
-							return
-						}
+	lingerSideBySide(b, func(b *testing.B, w *WAL) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for a := range 64 {
+			wg.Go(func() {
+				for off := uint64(0); next.Add(1) <= int64(b.N); off++ {
+					if err := submitWait(b, w, frame(uint64(a), off, "x")); err != nil {
+						b.Error(err)
+						return
 					}
-				})
-			}
-			wg.Wait()
-			b.StopTimer()
-			st := w.Stats()
-			b.ReportMetric(float64(st.Submissions)/float64(st.Puts), "frames/PUT")
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
-		})
-	}
+				}
+			})
+		}
+		wg.Wait()
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+	})
 }
 
 // BenchmarkOpenLoopAppends: appends arriving at a steady 10,000/s, each
@@ -124,6 +114,35 @@ func BenchmarkClosedLoopAppenders(b *testing.B) {
 // linger costs such a flow in latency and saves in PUTs. An op is one
 // append.
 func BenchmarkOpenLoopAppends(b *testing.B) {
+	lingerSideBySide(b, func(b *testing.B, w *WAL) {
+		latency := make([]time.Duration, b.N)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range b.N {
+			// The i-th append is due i×100 µs after the start.
+			if wait := time.Until(start.Add(time.Duration(i) * 100 * time.Microsecond)); wait > 0 {
+				time.Sleep(wait)
+			}
+			wg.Add(1)
+			t0 := time.Now()
+			if err := w.Submit(frame(uint64(i%64), uint64(i/64), "x"), func(error) {
+				latency[i] = time.Since(t0)
+				wg.Done()
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		wg.Wait()
+		b.StopTimer()
+		slices.Sort(latency)
+		b.ReportMetric(float64(latency[b.N/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(latency[b.N*99/100].Microseconds()), "p99-µs")
+	})
+}
+
+// lingerSideBySide runs load on a WAL over a store whose PUTs take 2 ms,
+// once with the linger off and once on, and reports frames per PUT.
+func lingerSideBySide(b *testing.B, load func(b *testing.B, w *WAL)) {
 	for _, c := range []struct {
 		name      string
 		maxLinger time.Duration
@@ -132,30 +151,9 @@ func BenchmarkOpenLoopAppends(b *testing.B) {
 			store := &slowStore{ObjectStore: &discardStore{ObjectStore: memstore.New()}, delay: 2 * time.Millisecond}
 			w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: c.maxLinger})
 			defer w.Close()
-			latency := make([]time.Duration, b.N)
-			var wg sync.WaitGroup
-			start := time.Now()
-			for i := range b.N {
-				// The i-th append is due i×100 µs after the start.
-				if wait := time.Until(start.Add(time.Duration(i) * 100 * time.Microsecond)); wait > 0 {
-					time.Sleep(wait)
-				}
-				wg.Add(1)
-				t0 := time.Now()
-				if err := w.Submit(frame(uint64(i%64), uint64(i/64), "x"), func(error) {
-					latency[i] = time.Since(t0)
-					wg.Done()
-				}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			wg.Wait()
-			b.StopTimer()
-			slices.Sort(latency)
+			load(b, w)
 			st := w.Stats()
 			b.ReportMetric(float64(st.Submissions)/float64(st.Puts), "frames/PUT")
-			b.ReportMetric(float64(latency[b.N/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(latency[b.N*99/100].Microseconds()), "p99-µs")
 		})
 	}
 }

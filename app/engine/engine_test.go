@@ -67,6 +67,28 @@ func (p *process) mustOpen(t testing.TB, id uint64) {
 	}
 }
 
+// firstStamp is producer "p"'s stamp on its first append.
+func firstStamp() *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0} }
+
+// appendFirst makes producer "p"'s first append, of bodies, to stream id.
+func (p *process) appendFirst(t testing.TB, id uint64, bodies ...string) {
+	t.Helper()
+	if _, err := p.engine.Append(context.Background(), id, records(bodies...), firstStamp()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// retryFirst retries producer "p"'s first append, of bodies, to stream id,
+// failing the test (with what) unless it is answered as a duplicate.
+func (p *process) retryFirst(t testing.TB, id uint64, what string, bodies ...string) AppendResult {
+	t.Helper()
+	r, err := p.engine.Append(context.Background(), id, records(bodies...), firstStamp())
+	if err != nil || !r.Duplicate {
+		t.Fatalf("%s: %+v %v, want a duplicate (stream reads %v)", what, r, err, readAll(t, p, id))
+	}
+	return r
+}
+
 // openMustFail opens stream id on a process whose store the test made
 // fail that open: if it succeeds, the test did not set up its case.
 func (p *process) openMustFail(t testing.TB, id uint64) {
@@ -236,16 +258,10 @@ func TestProducerStateSurvivesRecovery(t *testing.T) {
 	log, store := memlog.New(), memstore.New()
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
-	ctx := context.Background()
-	if _, err := old.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}); err != nil {
-		t.Fatal(err)
-	}
+	old.appendFirst(t, id, "a")
 	next := takeOver(t, log, store, 1, 2, old)
 	next.mustOpen(t, id)
-	r, err := next.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0})
-	if err != nil || !r.Duplicate {
-		t.Fatalf("retry after recovery: %+v %v, want a duplicate", r, err)
-	}
+	next.retryFirst(t, id, "retry after recovery", "a")
 }
 
 // listCounter counts List calls, the first step of every fencing.
@@ -404,18 +420,13 @@ func TestProducerStateSurvivesTwoTakeovers(t *testing.T) {
 	log, store := memlog.New(), memstore.New()
 	first := startProcess(t, log, store, 1, 1)
 	id := first.create(t, "/s")
-	ctx := context.Background()
-	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
-	if _, err := first.engine.Append(ctx, id, records("a"), stamp); err != nil {
-		t.Fatal(err)
-	}
+	first.appendFirst(t, id, "a")
 	second := takeOver(t, log, store, 1, 2, first)
 	second.mustOpen(t, id)
 	third := takeOver(t, log, store, 1, 3, second)
 	third.mustOpen(t, id)
-	r, err := third.engine.Append(ctx, id, records("a"), stamp)
-	if err != nil || !r.Duplicate || r.First != 0 {
-		t.Fatalf("retry after two takeovers: %+v %v, want a duplicate of offset 0", r, err)
+	if r := third.retryFirst(t, id, "retry after two takeovers", "a"); r.First != 0 {
+		t.Fatalf("retry after two takeovers: %+v, want a duplicate of offset 0", r)
 	}
 }
 
@@ -426,20 +437,13 @@ func TestProducerStateSurvivesATrimToEmpty(t *testing.T) {
 	log, store := memlog.New(), memstore.New()
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
-	ctx := context.Background()
-	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
-	if _, err := old.engine.Append(ctx, id, records("a", "b"), stamp); err != nil {
-		t.Fatal(err)
-	}
-	if start, err := old.engine.Trim(ctx, id, 2); err != nil || start != 2 {
+	old.appendFirst(t, id, "a", "b")
+	if start, err := old.engine.Trim(context.Background(), id, 2); err != nil || start != 2 {
 		t.Fatalf("trim to the end: start %d, %v", start, err)
 	}
 	next := takeOver(t, log, store, 1, 2, old)
 	next.mustOpen(t, id)
-	r, err := next.engine.Append(ctx, id, records("a", "b"), stamp)
-	if err != nil || !r.Duplicate {
-		t.Fatalf("retry after a trim to empty and a takeover: %+v %v, want a duplicate", r, err)
-	}
+	next.retryFirst(t, id, "retry after a trim to empty and a takeover", "a", "b")
 }
 
 // TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes: a stream trimmed to
@@ -450,9 +454,7 @@ func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
 	ctx := context.Background()
-	if _, err := old.engine.Append(ctx, id, records("a"), &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}); err != nil {
-		t.Fatal(err)
-	}
+	old.appendFirst(t, id, "a")
 	if _, err := old.engine.Trim(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}

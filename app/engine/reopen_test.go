@@ -54,10 +54,7 @@ func closeUnknown(t *testing.T, hold bool) (*process, uint64) {
 	p := startProcess(t, log, memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
-	if _, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp}); err != nil {
-		t.Fatal(err)
-	}
+	p.appendFirst(t, id, "a")
 	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -104,12 +101,8 @@ func checkReopened(t *testing.T, p *process, id uint64) {
 	t.Helper()
 	ctx := context.Background()
 	p.mustOpen(t, id)
-	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
-	res, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp})
-	if err != nil || !res.Duplicate {
-		t.Fatalf("the producer's retry after reopening: %+v %v, want a duplicate", res, err)
-	}
-	res, err = p.engine.AppendWith(ctx, id, records("b"), AppendOptions{})
+	p.retryFirst(t, id, "the producer's retry after reopening", "a")
+	res, err := p.engine.AppendWith(ctx, id, records("b"), AppendOptions{})
 	if err != nil || res.First != 1 {
 		t.Fatalf("append after reopening: %+v %v, want offset 1", res, err)
 	}
@@ -189,17 +182,32 @@ func TestTakeoverFinishesAFailedRecovery(t *testing.T) {
 	next.wantReads(t, id, "[a]")
 }
 
-// walPutsFail fails every WAL put of one process: its own WAL is dead.
-type walPutsFail struct {
+// putsRefused refuses the PutIfAbsent of every key refuse picks.
+type putsRefused struct {
 	ports.ObjectStore
-	prefix string
+	refuse func(key string) bool
 }
 
-func (s *walPutsFail) PutIfAbsent(ctx context.Context, key string, body []byte) error {
-	if strings.HasPrefix(key, s.prefix) {
+func (s putsRefused) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if s.refuse(key) {
 		return errors.New("store refuses")
 	}
 	return s.ObjectStore.PutIfAbsent(ctx, key, body)
+}
+
+// walPutsFail fails every WAL put under prefix: one process's WAL is dead.
+func walPutsFail(s ports.ObjectStore, prefix string) putsRefused {
+	return putsRefused{s, func(key string) bool { return strings.HasPrefix(key, prefix) }}
+}
+
+// dataPutsFail fails every data-object put: commits cannot happen.
+func dataPutsFail(s ports.ObjectStore) putsRefused {
+	return putsRefused{s, func(key string) bool { return !strings.HasPrefix(key, "wal/") }}
+}
+
+// walKeyFails refuses the put of one WAL key.
+func walKeyFails(s ports.ObjectStore, walKey string) putsRefused {
+	return putsRefused{s, func(key string) bool { return key == walKey }}
 }
 
 // A recovery retried after its rewrite failed still has the predecessor's
@@ -215,7 +223,7 @@ func TestRetriedRecoveryKeepsThePredecessorsFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	next := startProcess(t, log, &walPutsFail{ObjectStore: mem, prefix: domain.WALPrefix(1, 2)}, 1, 2)
+	next := startProcess(t, log, walPutsFail(mem, domain.WALPrefix(1, 2)), 1, 2)
 	next.openMustFail(t, s1)
 	if err := next.engine.Open(ctx, s1); err == nil {
 		if got := readAll(t, next, s1); fmt.Sprint(got) != "[a]" {
@@ -319,16 +327,6 @@ func TestOwnOpenWithoutItsRecoveryIsRecovered(t *testing.T) {
 	next.wantReads(t, id, "[a b]")
 }
 
-// dataPutsFail fails every data-object put: commits cannot happen.
-type dataPutsFail struct{ ports.ObjectStore }
-
-func (s dataPutsFail) PutIfAbsent(ctx context.Context, key string, body []byte) error {
-	if !strings.HasPrefix(key, "wal/") {
-		return errors.New("store refuses")
-	}
-	return s.ObjectStore.PutIfAbsent(ctx, key, body)
-}
-
 // A takeover that could not commit what it recovered, and then died, still
 // hands the producer state on: its WAL holds the recovered frames one for
 // one, stamps included.
@@ -337,20 +335,14 @@ func TestProducerStateSurvivesAnUncommittedRecovery(t *testing.T) {
 	ctx := context.Background()
 	first := startProcess(t, log, mem, 1, 1)
 	id := first.create(t, "/s")
-	stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 0}
-	if _, err := first.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp}); err != nil {
-		t.Fatal(err)
-	}
-	second := startProcess(t, log, dataPutsFail{mem}, 1, 2)
+	first.appendFirst(t, id, "a")
+	second := startProcess(t, log, dataPutsFail(mem), 1, 2)
 	if err := second.engine.Open(ctx, id); err != nil {
 		t.Fatal(err) // the failed commit is only logged
 	}
 	third := startProcess(t, log, mem, 1, 3)
 	third.mustOpen(t, id)
-	res, err := third.engine.AppendWith(ctx, id, records("a"), AppendOptions{Producer: stamp})
-	if err != nil || !res.Duplicate {
-		t.Fatalf("producer retry after two takeovers: %+v %v, want a duplicate (stream %v)", res, err, readAll(t, third, id))
-	}
+	third.retryFirst(t, id, "producer retry after two takeovers", "a")
 }
 
 // A later epoch's committed range counts even when it lies wholly below
@@ -361,19 +353,6 @@ func TestSupersedeCountsRangesBelowTheFrames(t *testing.T) {
 	if kept := supersede(frames, &s, st); len(kept) != 0 {
 		t.Fatalf("kept %d epoch-1 frames at 25 though epoch 2 wrote from 20", len(kept))
 	}
-}
-
-// walKeyFails refuses the put of one WAL key.
-type walKeyFails struct {
-	ports.ObjectStore
-	key string
-}
-
-func (s *walKeyFails) PutIfAbsent(ctx context.Context, key string, body []byte) error {
-	if key == s.key {
-		return errors.New("store refuses")
-	}
-	return s.ObjectStore.PutIfAbsent(ctx, key, body)
 }
 
 // A takeover's rewrite of what it recovered is one bulk: a crash after part
@@ -392,7 +371,7 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 	}
 	// The second process stores its first bulk, not its second, and no
 	// data object: then it dies, whatever its open said.
-	second := startProcess(t, log, &walKeyFails{ObjectStore: dataPutsFail{mem}, key: domain.WALKey(1, 2, 2)}, 1, 2)
+	second := startProcess(t, log, walKeyFails(dataPutsFail(mem), domain.WALKey(1, 2, 2)), 1, 2)
 	_ = second.engine.Open(ctx, id) // it fails with the rewrite split in two bulks
 	v := second.plane.View()
 	if st, _ := v.Stream(id); st.Epoch != 2 || st.End != 0 {
@@ -407,7 +386,7 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 // are committed, as appended ones do.
 func TestRecoveredRecordsCountAsUncommitted(t *testing.T) {
 	log, mem, id := diedWithA(t)
-	next := startProcess(t, log, dataPutsFail{mem}, 1, 2)
+	next := startProcess(t, log, dataPutsFail(mem), 1, 2)
 	if err := next.engine.Open(context.Background(), id); err != nil {
 		t.Fatal(err) // the failed commit is only logged
 	}

@@ -57,11 +57,7 @@ func (h *hookedStore) Get(ctx context.Context, key string, off, n int64) ([]byte
 func TestReclaimLeavesAStreamOpenedElsewhereSince(t *testing.T) {
 	for _, dies := range []bool{false, true} {
 		ctx := context.Background()
-		log, store := memlog.New(), memstore.New()
-		_, b, c := deadWriterOn(t, log, store, "/s")
-		third := start(t, log, store, 3, c)
-		b.svc.sweepUnowned(ctx) // first found unowned
-		c.advance(2500 * time.Millisecond)
+		b, third := idleWithThirdNode(t)
 		id := mustStream(t, b, "/s").ID
 		readElsewhere(t, third, b, "/s", dies)
 		b.svc.reclaim(ctx, id, b.svc.unowned[id]) // the sweep, judging from its older view
@@ -173,11 +169,8 @@ func TestReclaimKeepsAStreamAppendedToWhileJudged(t *testing.T) {
 // holder does not then expire it from its creation time.
 func TestReclaimThatLostTheStreamKeepsItsWindow(t *testing.T) {
 	ctx := context.Background()
-	log, store := memlog.New(), memstore.New()
-	_, b, c := deadWriterOn(t, log, store, "/s")
-	third := start(t, log, store, 3, c)
-	b.svc.sweepUnowned(ctx) // first found unowned
-	c.advance(2500 * time.Millisecond)
+	b, third := idleWithThirdNode(t)
+	c := b.clock
 	b.svc.hooks.beforeOpen = func(uint64) { readElsewhere(t, third, b, "/s", false) }
 	b.svc.sweepUnowned(ctx)
 	c.advance(time.Second)
@@ -209,4 +202,16 @@ func readElsewhere(t *testing.T, other, holder *process, name string, dies bool)
 	if err := holder.plane.WaitFor(ctx, other.plane.Applied()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// idleWithThirdNode has a dead writer's stream /s found unowned by the lease
+// holder b 2.5 s ago (past its idle TTL), with a third node on the cluster.
+func idleWithThirdNode(t *testing.T) (b, third *process) {
+	t.Helper()
+	log, store := memlog.New(), memstore.New()
+	_, b, c := deadWriterOn(t, log, store, "/s")
+	third = start(t, log, store, 3, c)
+	b.svc.sweepUnowned(context.Background()) // first found unowned
+	c.advance(2500 * time.Millisecond)
+	return b, third
 }

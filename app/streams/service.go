@@ -111,7 +111,7 @@ func (s *Service) live(st *domain.Stream) (stream, error) {
 	if s.expired(st, cfg) {
 		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "stream expired: %s", st.Name)
 	}
-	if s.access.reclaimStep(st.ID) == doomed {
+	if cfg.IdleTTLSec > 0 && s.access.reclaimStep(st.ID) == doomed { // only idle-TTL streams are reclaimed
 		return stream{}, ports.Errorf(ports.ErrUnavailable, "stream %s is being expired: try again", st.Name)
 	}
 	return stream{st, cfg}, nil

@@ -447,14 +447,9 @@ func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
 		}
 		return a.svc.HandOff(ctx)
 	})
-	exists := func(name string) bool {
-		v := b.plane.View()
-		_, ok := v.StreamByName(name)
-		return ok
-	}
 	c.advance(1500 * time.Millisecond) // 1.5 s after the last access
 	b.svc.sweepUnowned(ctx)
-	if !exists("/idle") {
+	if !exists(b, "/idle") {
 		t.Fatal("expired 1.5 s after its last access, with a TTL of 2 s")
 	}
 	c.advance(time.Second)
@@ -462,10 +457,10 @@ func TestIdleTTLExpiresWhileNobodyHoldsIt(t *testing.T) {
 		t.Fatalf("head 2.5 s after the last access: %v, want not found", err)
 	}
 	b.svc.sweepUnowned(ctx)
-	if exists("/idle") {
+	if exists(b, "/idle") {
 		t.Fatal("the lease holder did not delete the expired stream")
 	}
-	if !exists("/plain") {
+	if !exists(b, "/plain") {
 		t.Fatal("a stream without a TTL was deleted")
 	}
 }

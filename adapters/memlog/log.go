@@ -1,6 +1,7 @@
-// Package memlog is an in-memory ports.MetaLog, ports.LogNotifier and
-// ports.Lease. It is a real implementation for single-process use and tests:
-// it keeps the same ordering, conflict and truncation rules as the SQL log.
+// Package memlog is an in-memory ports.MetaLog, ports.LogNotifier,
+// ports.Lease and ports.Heartbeats. It is a real implementation for
+// single-process use and tests: it keeps the same ordering, conflict and
+// truncation rules as the SQL log.
 package memlog
 
 import (
@@ -27,6 +28,7 @@ type Log struct {
 	closed    bool
 	hub       *wakeups.Hub
 	lease     *Lease
+	beats     *Heartbeats
 }
 
 var (
@@ -36,7 +38,7 @@ var (
 
 // New returns an empty log.
 func New() *Log {
-	return &Log{hub: wakeups.New(), lease: NewLease()}
+	return &Log{hub: wakeups.New(), lease: NewLease(), beats: NewHeartbeats()}
 }
 
 // enter checks ctx and takes the lock of an open log; on nil the caller
@@ -55,6 +57,9 @@ func (l *Log) enter(ctx context.Context) error {
 
 // Lease returns the lease that belongs to this log.
 func (l *Log) Lease() *Lease { return l.lease }
+
+// Heartbeats returns the heartbeats that belong to this log.
+func (l *Log) Heartbeats() *Heartbeats { return l.beats }
 
 // position returns where a row with index sits, or would be inserted.
 func (l *Log) position(index uint64) int {

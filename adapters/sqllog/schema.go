@@ -40,6 +40,14 @@ type leaseRow struct {
 	ExpiresAtMs   int64  `bun:"expires_at_ms,notnull,type:bigint"`
 }
 
+// heartbeatRow is a node id's latest heartbeat (ports.Heartbeats).
+type heartbeatRow struct {
+	bun.BaseModel `bun:"table:meta_heartbeat,alias:h"`
+	Node          int64 `bun:"node,pk,type:bigint"`
+	Epoch         int64 `bun:"epoch,notnull,type:bigint"`
+	AtMs          int64 `bun:"at_ms,notnull,type:bigint"`
+}
+
 // createSchema creates the tables and seeds the single-row ones. It is safe to
 // run from several processes at once.
 func createSchema(ctx context.Context, db *bun.DB, d dialect) error {
@@ -49,7 +57,8 @@ func createSchema(ctx context.Context, db *bun.DB, d dialect) error {
 				return err
 			}
 		}
-		models := []any{(*logRow)(nil), (*snapshotRow)(nil), (*truncationRow)(nil), (*leaseRow)(nil)}
+		models := []any{(*logRow)(nil), (*snapshotRow)(nil), (*truncationRow)(nil), (*leaseRow)(nil),
+			(*heartbeatRow)(nil)}
 		for _, m := range models {
 			if _, err := tx.NewCreateTable().Model(m).IfNotExists().Exec(ctx); err != nil {
 				return err

@@ -31,6 +31,15 @@ type Config struct {
 	Slots     uint32
 	Log       ports.MetaLog
 	Lease     ports.Lease
+	// Heartbeats records this process's liveness and shows the others'
+	// (failover.go); nil records none.
+	Heartbeats ports.Heartbeats
+	// FailoverAfter is how long the lease holder waits for a registered
+	// node's heartbeat record to change before it fences the node, so that
+	// its streams open elsewhere; 0 turns failover off.
+	FailoverAfter time.Duration
+	// BeatEvery is the heartbeat interval (2.5 s, at most FailoverAfter/4).
+	BeatEvery time.Duration
 	Logger    *slog.Logger
 	Now       func() time.Time
 	// Store holds data objects; WALStore holds the WAL (defaults to Store).
@@ -69,6 +78,9 @@ type Node struct {
 	draining atomic.Bool
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
+
+	fenced     chan struct{} // closed once this process is fenced
+	fencedOnce sync.Once
 }
 
 // Start opens the metadata plane and registers the node. Registration must
@@ -80,6 +92,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.BeatEvery <= 0 {
+		cfg.BeatEvery = 2500 * time.Millisecond
+		if cfg.FailoverAfter > 0 {
+			cfg.BeatEvery = min(cfg.BeatEvery, cfg.FailoverAfter/4)
+		}
 	}
 	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger})
 	if err != nil {
@@ -102,9 +120,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		plane.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, plane: plane}
+	n := &Node{cfg: cfg, plane: plane, fenced: make(chan struct{})}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.runHeartbeats(runCtx) }()
 	if cfg.Lease != nil {
 		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: fmt.Sprintf("node-%d-%d", cfg.ID, cfg.Epoch),
 			Now: cfg.Now, Logger: cfg.Logger}

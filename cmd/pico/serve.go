@@ -45,6 +45,7 @@ type serveFlags struct {
 	dsListen    string
 	longPollSec float64
 	sseMaxSec   float64
+	failoverSec float64
 	maxBody     uint64
 	maxChunk    uint64
 	auth        string
@@ -68,6 +69,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
 	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
+	fs.Float64Var(&f.failoverSec, "failover-after-sec", 20, "fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never)")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
@@ -101,6 +103,8 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.listen)
 	case f.dsListen != "" && !f.allowRemote && !isLoopback(f.dsListen):
 		return fmt.Errorf("--ds-listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.dsListen)
+	case f.failoverSec < 0:
+		return errors.New("--failover-after-sec must not be negative")
 	case f.longPollSec <= 0 || f.sseMaxSec <= 0:
 		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:
@@ -143,7 +147,8 @@ func serve(args []string) error {
 	defer log.Close()
 	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
-		Webhooks: webhookhttp.New(webhookhttp.Config{}), FormatOffset: dshttp.FormatOffset}
+		Webhooks: webhookhttp.New(webhookhttp.Config{}), FormatOffset: dshttp.FormatOffset,
+		Heartbeats: log.Heartbeats(), FailoverAfter: time.Duration(f.failoverSec * float64(time.Second))}
 	if err := f.storageConfig(ctx, &cfg); err != nil {
 		return err
 	}
@@ -179,8 +184,15 @@ func serve(args []string) error {
 	fmt.Printf("serving on http://%s (advertised as %s)\nadmin on %s\n", ls[0].ln.Addr(), cfg.Address, adminAt)
 	logger.Info("pico node serving", "node", f.nodeID, "epoch", n.Epoch(), "cluster", f.clusterID,
 		"protocol", f.protocol, "meta", redactURL(f.metaURL), "storage", f.storage)
-	<-ctx.Done()
-	return shutdown(n, ls, admin, done, time.Duration(f.drainSec)*time.Second, logger)
+	select {
+	case <-ctx.Done():
+		return shutdown(n, ls, admin, done, time.Duration(f.drainSec)*time.Second, logger)
+	case <-n.Fenced():
+		// Nothing this process does can commit any more: stop, so that a
+		// supervisor restarts it at a fresh epoch.
+		_ = shutdown(n, ls, admin, done, 0, logger)
+		return fmt.Errorf("node %d epoch %d was fenced (another process registered as node %d, or the cluster found its heartbeat stopped): restart it to rejoin", f.nodeID, n.Epoch(), f.nodeID)
+	}
 }
 
 func openMetaLog(ctx context.Context, url string) (*sqllog.Log, error) {

@@ -72,3 +72,26 @@ func TestLease(t *testing.T) {
 	t.Run("sqlite-memory", func(t *testing.T) { conformance.Lease(t, sqlLease(sqliteMemory)) })
 	t.Run("postgres", func(t *testing.T) { conformance.Lease(t, sqlLease(postgres)) })
 }
+
+func sqlHeartbeats(fresh func(t *testing.T) string, shared bool) conformance.HeartbeatsOpener {
+	return func(t *testing.T) (ports.Heartbeats, func() ports.Heartbeats) {
+		url := fresh(t)
+		h := openSQL(t, url).Heartbeats()
+		if !shared {
+			return h, nil
+		}
+		return h, func() ports.Heartbeats { return openSQL(t, url).Heartbeats() }
+	}
+}
+
+func TestHeartbeats(t *testing.T) {
+	t.Run("memlog", func(t *testing.T) {
+		conformance.Heartbeats(t, func(*testing.T) (ports.Heartbeats, func() ports.Heartbeats) {
+			log := memlog.New()
+			return log.Heartbeats(), func() ports.Heartbeats { return log.Heartbeats() }
+		})
+	})
+	t.Run("sqlite-file", func(t *testing.T) { conformance.Heartbeats(t, sqlHeartbeats(sqliteFile, true)) })
+	t.Run("sqlite-memory", func(t *testing.T) { conformance.Heartbeats(t, sqlHeartbeats(sqliteMemory, false)) })
+	t.Run("postgres", func(t *testing.T) { conformance.Heartbeats(t, sqlHeartbeats(postgres, true)) })
+}

@@ -15,14 +15,9 @@ var followingClient = &http.Client{Timeout: 20 * time.Second}
 
 // TestTwoNodesRedirectToOwner runs two nodes on one metadata log and one
 // object store: a request for a stream to the node that does not own it is
-// answered 307 to the owner's advertised URL, path and query kept. SQLite
-// serves a single node, so this needs Postgres (PICOMQ_PG_URL); pgtest skips
-// without it, or fails when PICOMQ_REQUIRE_PG=1.
+// answered 307 to the owner's advertised URL, path and query kept.
 func TestTwoNodesRedirectToOwner(t *testing.T) {
-	if os.Getenv(pgtest.EnvURL) == "" && os.Getenv(pgtest.EnvRequire) != "1" {
-		t.Skipf("two nodes need one shared metadata log and SQLite serves a single node: set %s to a Postgres server to run this test", pgtest.EnvURL)
-	}
-	meta := pgtest.URL(t) // a fresh database, dropped at the end; fails without a server when PICOMQ_REQUIRE_PG=1
+	meta := clusterMetaURL(t)
 	storage := t.TempDir()
 	// The owner advertises a name other than its listen address, so the
 	// test tells the advertised URL from the address it binds.
@@ -73,6 +68,18 @@ func TestTwoNodesRedirectToOwner(t *testing.T) {
 	}
 	page := readReply(t, "GET (followed) "+other.URL+path+query, resp).wantStatus(t, 200)
 	wantBodies(t, page.what, page.records(t), 0, "a", "b")
+}
+
+// clusterMetaURL returns a fresh Postgres database for nodes of one
+// cluster to share. SQLite serves a single node, so a test of several
+// needs Postgres (PICOMQ_PG_URL): it skips without it, or fails when
+// PICOMQ_REQUIRE_PG=1.
+func clusterMetaURL(t *testing.T) string {
+	t.Helper()
+	if os.Getenv(pgtest.EnvURL) == "" && os.Getenv(pgtest.EnvRequire) != "1" {
+		t.Skipf("nodes of a cluster need one shared metadata log and SQLite serves a single node: set %s to a Postgres server to run this test", pgtest.EnvURL)
+	}
+	return pgtest.URL(t) // a fresh database, dropped at the end
 }
 
 // awaitRedirect polls url until the node knows the stream (the metadata

@@ -1,6 +1,7 @@
 package memlog
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -45,6 +46,6 @@ func (h *Heartbeats) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
 	for _, b := range h.beats {
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(a, b ports.Heartbeat) int { return int(int64(a.Node) - int64(b.Node)) })
+	slices.SortFunc(out, func(a, b ports.Heartbeat) int { return cmp.Compare(a.Node, b.Node) })
 	return out, nil
 }

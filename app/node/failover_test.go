@@ -26,16 +26,18 @@ func registered(t *testing.T, procs ...domain.Proposer) domain.State {
 	return v
 }
 
-func silentIDs(w beatWatch, v *domain.State, now time.Time) []domain.NodeID {
+func silentIDs(w beatWatch, v *domain.State, start time.Time) []domain.NodeID {
 	var ids []domain.NodeID
-	for _, n := range w.silent(v, 1, now, 10*time.Second) {
+	for _, n := range w.silent(v, 1, start, 10*time.Second) {
 		ids = append(ids, n.ID)
 	}
 	return ids
 }
 
-// A node is silent once its record at its registered epoch has not changed
-// for the whole window on the watcher's clock, whatever clock it beats by.
+// A registration is silent once it and its record at its epoch have looked
+// the same for the whole window on the watcher's clock, whatever clock the
+// node beats by: from the end of the reading that first showed them so to
+// the start of the latest.
 func TestBeatWatchJudgesSilenceOnItsOwnClock(t *testing.T) {
 	v := registered(t, domain.Proposer{Node: 1, Epoch: 10}, domain.Proposer{Node: 2, Epoch: 20},
 		domain.Proposer{Node: 3, Epoch: 30}, domain.Proposer{Node: 4, Epoch: 40})
@@ -44,34 +46,40 @@ func TestBeatWatchJudgesSilenceOnItsOwnClock(t *testing.T) {
 	beats := func(at2 time.Time) []ports.Heartbeat {
 		return []ports.Heartbeat{
 			{Node: 1, Epoch: 10, At: t0},  // the watcher itself: never judged
-			{Node: 2, Epoch: 20, At: at2}, // judged
-			{Node: 3, Epoch: 29, At: t0},  // a superseded process: node 3 never beat at 30
+			{Node: 2, Epoch: 20, At: at2}, // beating
+			{Node: 3, Epoch: 29, At: t0},  // a superseded process still beats; node 3 never beat at 30
 			{Node: 5, Epoch: 50, At: t0},  // not registered
 		} // node 4 never beat
 	}
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	var w beatWatch
-	w = w.observe(beats(skewed), t0)
-	if got := silentIDs(w, &v, t0.Add(9*time.Second)); len(got) != 0 {
-		t.Fatalf("silent after 9s: %v", got)
+	w = w.observe(&v, beats(skewed), sec(0))
+	if got := silentIDs(w, &v, sec(9.9)); len(got) != 0 {
+		t.Fatalf("silent 9.9s after the first reading: %v", got)
 	}
-	// Node 2 beats at 9s: its silence starts again, from the watcher's 9s.
-	w = w.observe(beats(skewed.Add(9*time.Second)), t0.Add(9*time.Second))
-	if got := silentIDs(w, &v, t0.Add(18*time.Second)); len(got) != 0 {
-		t.Fatalf("silent 9s after a beat: %v", got)
+	// Node 2 beat: its silence starts again from the end of this reading.
+	w = w.observe(&v, beats(skewed.Add(9*time.Second)), sec(9.5))
+	if got := silentIDs(w, &v, sec(10)); !slices.Equal(got, []domain.NodeID{3, 4}) {
+		t.Fatalf("silent 10s after the first reading: %v, want the two that never beat at their epoch", got)
 	}
-	w = w.observe(beats(skewed.Add(9*time.Second)), t0.Add(19*time.Second))
-	if got := silentIDs(w, &v, t0.Add(19*time.Second)); !slices.Equal(got, []domain.NodeID{2}) {
-		t.Fatalf("silent 10s after its last beat: %v, want [2]", got)
+	w = w.observe(&v, beats(skewed.Add(9*time.Second)), sec(19.6))
+	if got := silentIDs(w, &v, sec(19.4)); !slices.Equal(got, []domain.NodeID{3, 4}) {
+		t.Fatalf("a reading that started 9.9s after node 2's beat was seen: %v", got)
 	}
-	// Fenced, node 2 is registered at the next epoch, where it never beat.
+	if got := silentIDs(w, &v, sec(19.5)); !slices.Equal(got, []domain.NodeID{2, 3, 4}) {
+		t.Fatalf("silent 10s after its last beat was seen: %v, want [2 3 4]", got)
+	}
+	// Fenced, node 2 is registered at the next epoch with no slots and no
+	// process: it is never judged again.
 	if r := v.Apply(&domain.FenceNode{By: domain.Proposer{Node: 1, Epoch: 10}, Node: 2, Epoch: 20}); !r.OK() {
 		t.Fatal(r)
 	}
-	if got := silentIDs(w, &v, t0.Add(time.Hour)); len(got) != 0 {
+	w = w.observe(&v, beats(skewed.Add(9*time.Second)), sec(20))
+	if got := silentIDs(w.observe(&v, beats(skewed.Add(9*time.Second)), sec(3600)), &v, sec(3600)); slices.Contains(got, 2) {
 		t.Fatalf("silent once fenced: %v", got)
 	}
-	// A watcher that just started (an empty watch) judges nobody yet.
-	if got := silentIDs(beatWatch(nil).observe(beats(skewed), t0.Add(time.Hour)), &v, t0.Add(time.Hour)); len(got) != 0 {
+	// A watcher that just started judges nobody yet.
+	if got := silentIDs(beatWatch(nil).observe(&v, beats(skewed), sec(3600)), &v, sec(3600)); len(got) != 0 {
 		t.Fatalf("a fresh watch judged %v", got)
 	}
 }
@@ -97,48 +105,93 @@ func (s *switchableBeats) Beat(ctx context.Context, node uint32, epoch uint64, n
 	return s.Heartbeats.Beat(ctx, node, epoch, now)
 }
 
-// A node whose heartbeat stops is fenced by the lease holder, with no
-// operator: its streams open on the holder with every append it
-// acknowledged, it learns it was fenced, and it can no longer append. Live
-// nodes are left alone.
-func TestFailoverFencesASilentNode(t *testing.T) {
-	log, store := memlog.New(), memstore.New()
-	ctx := context.Background()
-	const after = 300 * time.Millisecond
-	start := func(id domain.NodeID, lease ports.Lease, beats ports.Heartbeats) *Node {
-		n, err := Start(ctx, Config{ID: id, Address: "x", Slots: 1, Log: log, Lease: lease, Store: store,
-			Heartbeats: beats, FailoverAfter: after, BeatEvery: 20 * time.Millisecond})
-		if err != nil {
+// failoverCluster starts nodes on one in-memory log and store that fence
+// after a 300 ms silence, beating every 20 ms.
+type failoverCluster struct {
+	t     *testing.T
+	log   *memlog.Log
+	store *memstore.Store
+}
+
+const testFailoverAfter = 300 * time.Millisecond
+
+func newFailoverCluster(t *testing.T) *failoverCluster {
+	return &failoverCluster{t: t, log: memlog.New(), store: memstore.New()}
+}
+
+// start starts node id beating through beats every 20 ms; with lease it
+// may judge. Uploads to data objects wait an hour, so appends stay in the
+// WAL.
+func (c *failoverCluster) start(id domain.NodeID, lease ports.Lease, beats ports.Heartbeats) *Node {
+	c.t.Helper()
+	return c.startBeating(id, lease, beats, 20*time.Millisecond)
+}
+
+// startBeating is start with another beat interval (at most a quarter of
+// the window).
+func (c *failoverCluster) startBeating(id domain.NodeID, lease ports.Lease, beats ports.Heartbeats, every time.Duration) *Node {
+	c.t.Helper()
+	n, err := Start(context.Background(), Config{ID: id, Address: "x", Slots: 1, Log: c.log, Lease: lease, Store: c.store,
+		Heartbeats: beats, FailoverAfter: testFailoverAfter, BeatEvery: every, UploadEvery: time.Hour})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = n.Close() })
+	return n
+}
+
+func fencedWithin(n *Node, d time.Duration) bool {
+	select {
+	case <-n.Fenced():
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+func appendBodies(t *testing.T, n *Node, name string, bodies ...string) {
+	t.Helper()
+	for _, body := range bodies {
+		if _, err := n.Streams().Append(context.Background(), name, ports.AppendRequest{Records: []domain.Record{{Body: []byte(body)}}}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = n.Close() })
-		return n
 	}
-	judge := start(1, log.Lease(), log.Heartbeats())
-	beats := &switchableBeats{Heartbeats: log.Heartbeats()}
-	doomed := start(2, nil, beats) // never the lease holder
+}
+
+// A node whose heartbeat stops is fenced by the lease holder, with no
+// operator: its streams open on the holder with every append it
+// acknowledged (here only in its WAL), it learns it was fenced, and it can
+// no longer append. Live nodes are left alone.
+func TestFailoverFencesASilentNode(t *testing.T) {
+	c := newFailoverCluster(t)
+	ctx := context.Background()
+	judge := c.start(1, c.log.Lease(), c.log.Heartbeats())
+	beats := &switchableBeats{Heartbeats: c.log.Heartbeats()}
+	doomed := c.start(2, nil, beats) // never the lease holder
 	if _, _, err := doomed.Streams().Create(ctx, "/s", domain.StreamConfig{}, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, body := range []string{"a", "b", "c"} {
-		if _, err := doomed.Streams().Append(ctx, "/s", ports.AppendRequest{Records: []domain.Record{{Body: []byte(body)}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	time.Sleep(4 * after) // both beating: nobody is fenced
+	appendBodies(t, doomed, "/s", "a")
+	time.Sleep(4 * testFailoverAfter) // both beating: nobody is fenced
 	if reg := registration(judge, 2); reg.Epoch != doomed.Epoch() {
 		t.Fatalf("a beating node was fenced: registered at %d, runs at %d", reg.Epoch, doomed.Epoch())
 	}
+	appendBodies(t, doomed, "/s", "b", "c")
+	v := judge.View()
+	if st, _ := v.StreamByName("/s"); st.End != 0 {
+		t.Fatalf("the appends reached data objects (end %d): the test would not show recovery from the WAL", st.End)
+	}
 
 	beats.off.Store(true)
-	select {
-	case <-doomed.Fenced():
-	case <-time.After(20 * after):
+	if !fencedWithin(doomed, 20*testFailoverAfter) {
 		t.Fatal("the silent node was not fenced")
 	}
-	if reg := registration(judge, 2); reg.Epoch != doomed.Epoch()+1 || reg.Slots != 0 {
+	// (The doomed node's view, which showed it the fence; the judge's may
+	// publish the row a moment later.)
+	if reg := registration(doomed, 2); reg.Epoch != doomed.Epoch()+1 || reg.Slots != 0 {
 		t.Fatalf("node 2 registered at epoch %d with %d slots, want %d and 0", reg.Epoch, reg.Slots, doomed.Epoch()+1)
 	}
+	waitFor(t, "the judge's view to show the fence", func() bool { return registration(judge, 2).Epoch != doomed.Epoch() })
 	res, err := judge.Streams().Read(ctx, "/s", 0, ports.ReadLimits{})
 	if err != nil {
 		t.Fatal(err)
@@ -153,15 +206,114 @@ func TestFailoverFencesASilentNode(t *testing.T) {
 	if _, err := doomed.Streams().Append(ctx, "/s", ports.AppendRequest{Records: []domain.Record{{Body: []byte("late")}}}); err == nil {
 		t.Fatal("the fenced node still appends")
 	}
-	if reg := registration(judge, 1); reg.Epoch != judge.Epoch() {
-		t.Fatal("the judge fenced itself")
+	if reg := registration(judge, 1); reg.Epoch != judge.Epoch() || fencedWithin(judge, 0) || judge.Ready() != nil {
+		t.Fatalf("the judge fenced itself or is not ready: %v", judge.Ready())
 	}
-	select {
-	case <-judge.Fenced():
-		t.Fatal("the judge counts itself fenced")
-	default:
+}
+
+// A process that registered and died before its first beat is fenced too,
+// from when the judge first saw its registration.
+func TestFailoverFencesANodeThatNeverBeat(t *testing.T) {
+	c := newFailoverCluster(t)
+	c.start(1, c.log.Lease(), c.log.Heartbeats())
+	beats := &switchableBeats{Heartbeats: c.log.Heartbeats()}
+	beats.off.Store(true)
+	doomed := c.start(2, nil, beats)
+	if !fencedWithin(doomed, 20*testFailoverAfter) {
+		t.Fatal("a node that never beat was not fenced")
 	}
-	if errors.Is(judge.Ready(), ErrNotReady) {
-		t.Fatalf("judge not ready: %v", judge.Ready())
+}
+
+// flakyBeats fails every call while down, and can stall one reading after
+// it was taken, as a slow database or a starved reader does.
+type flakyBeats struct {
+	ports.Heartbeats
+	down  atomic.Bool
+	stall atomic.Int64 // nanoseconds, for the next reading
+}
+
+var errDatabaseDown = errors.New("database unavailable")
+
+func (f *flakyBeats) Beat(ctx context.Context, node uint32, epoch uint64, now time.Time) error {
+	if f.down.Load() {
+		return errDatabaseDown
+	}
+	return f.Heartbeats.Beat(ctx, node, epoch, now)
+}
+
+func (f *flakyBeats) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
+	if f.down.Load() {
+		return nil, errDatabaseDown
+	}
+	b, err := f.Heartbeats.Beats(ctx)
+	time.Sleep(time.Duration(f.stall.Swap(0)))
+	return b, err
+}
+
+// An outage of the database longer than the window fences nobody: the
+// judge saw no beats because it could read none, and the node whose first
+// beat after the outage lands late is alive.
+func TestFailoverSurvivesADatabaseOutage(t *testing.T) {
+	c := newFailoverCluster(t)
+	judgeDB, liveDB := &flakyBeats{Heartbeats: c.log.Heartbeats()}, &flakyBeats{Heartbeats: c.log.Heartbeats()}
+	c.start(1, c.log.Lease(), judgeDB)
+	live := c.start(2, nil, liveDB)
+	time.Sleep(4 * testFailoverAfter)
+	liveDB.down.Store(true)
+	time.Sleep(60 * time.Millisecond)
+	judgeDB.down.Store(true)
+	time.Sleep(2 * testFailoverAfter)
+	judgeDB.down.Store(false) // the judge reads again before the live node beats again
+	time.Sleep(150 * time.Millisecond)
+	liveDB.down.Store(false)
+	if fencedWithin(live, 10*testFailoverAfter) {
+		t.Fatal("a live node was fenced after a database outage")
+	}
+}
+
+// A reading that stalls after the database took it shows old records:
+// judged as if current, they would make a beating node look silent. The
+// live node beats less often than the judge reads, so two readings in a
+// row often show the same record.
+func TestFailoverIgnoresStalledReadings(t *testing.T) {
+	c := newFailoverCluster(t)
+	judgeDB := &flakyBeats{Heartbeats: c.log.Heartbeats()}
+	c.start(1, c.log.Lease(), judgeDB)
+	live := c.startBeating(2, nil, c.log.Heartbeats(), testFailoverAfter/4)
+	time.Sleep(4 * testFailoverAfter)
+	for range 5 {
+		judgeDB.stall.Store(int64(testFailoverAfter + 100*time.Millisecond))
+		time.Sleep(testFailoverAfter + 200*time.Millisecond)
+	}
+	if fencedWithin(live, testFailoverAfter) {
+		t.Fatal("a live node was fenced after stalled readings")
+	}
+}
+
+// A process superseded by a newer one with its node id sees it is fenced
+// and lets the maintenance lease go at once, so the lease moves to a live
+// process without waiting for it to expire.
+func TestFencedProcessReleasesTheLease(t *testing.T) {
+	c := newFailoverCluster(t)
+	old := c.start(1, c.log.Lease(), c.log.Heartbeats())
+	waitFor(t, "the first process to hold the lease", func() bool { _, held := old.LeaseHolder(); return held })
+	newer := c.start(1, c.log.Lease(), c.log.Heartbeats())
+	if !fencedWithin(old, 20*testFailoverAfter) {
+		t.Fatal("the superseded process does not see it is fenced")
+	}
+	waitFor(t, "the lease to move to the newer process", func() bool { _, held := newer.LeaseHolder(); return held })
+	if _, held := old.LeaseHolder(); held {
+		t.Fatal("the fenced process still holds the lease")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(8 * time.Second) // the lease keeper tries every 2.5 s
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -38,7 +38,9 @@ type Config struct {
 	// node's heartbeat record to change before it fences the node, so that
 	// its streams open elsewhere; 0 turns failover off.
 	FailoverAfter time.Duration
-	// BeatEvery is the heartbeat interval (2.5 s, at most FailoverAfter/4).
+	// BeatEvery is the heartbeat interval (DefaultBeatEvery). Every node
+	// of a cluster must beat at least four times per FailoverAfter of any
+	// other: tests shorten both together.
 	BeatEvery time.Duration
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -81,6 +83,7 @@ type Node struct {
 
 	fenced     chan struct{} // closed once this process is fenced
 	fencedOnce sync.Once
+	stopLease  context.CancelFunc // nil without a lease
 }
 
 // Start opens the metadata plane and registers the node. Registration must
@@ -94,10 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.BeatEvery <= 0 {
-		cfg.BeatEvery = 2500 * time.Millisecond
-		if cfg.FailoverAfter > 0 {
-			cfg.BeatEvery = min(cfg.BeatEvery, cfg.FailoverAfter/4)
-		}
+		cfg.BeatEvery = DefaultBeatEvery
 	}
 	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger})
 	if err != nil {
@@ -123,17 +123,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, plane: plane, fenced: make(chan struct{})}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.runHeartbeats(runCtx) }()
 	if cfg.Lease != nil {
 		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: fmt.Sprintf("node-%d-%d", cfg.ID, cfg.Epoch),
 			Now: cfg.Now, Logger: cfg.Logger}
+		// A fenced process lets the lease go at once (failover.go).
+		leaseCtx, stopLease := context.WithCancel(runCtx)
+		n.stopLease = stopLease
 		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.lease.Run(runCtx) }()
+		go func() { defer n.wg.Done(); n.lease.Run(leaseCtx) }()
 	}
 	if cfg.Store != nil {
 		n.startEngine(runCtx)
 	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.runHeartbeats(runCtx) }()
 	return n, nil
 }
 

@@ -29,6 +29,9 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 		{"--auth", "maybe"},
 		{"--listen", "0.0.0.0:4437"},
 		{"--max-body-size", "0"},
+		{"--failover-after-sec", "9.9"}, // fewer than four heartbeats
+		{"--failover-after-sec", "-1"},
+		{"--node-epoch", "9223372036854775808"}, // beyond the SQL log's bigint
 	} {
 		if _, err := parseServe(args); err == nil {
 			t.Errorf("%v accepted", args)
@@ -39,6 +42,11 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 	}
 	if _, err := parseServe([]string{"--listen", "[::1]:0"}); err != nil {
 		t.Fatalf("IPv6 loopback: %v", err)
+	}
+	for _, v := range []string{"0", "10", "45.5"} {
+		if _, err := parseServe([]string{"--failover-after-sec", v}); err != nil {
+			t.Fatalf("--failover-after-sec %s: %v", v, err)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -69,7 +70,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
 	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
-	fs.Float64Var(&f.failoverSec, "failover-after-sec", 20, "fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never)")
+	fs.Float64Var(&f.failoverSec, "failover-after-sec", 20, "fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never; at least 10; set it alike on every node)")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
@@ -103,8 +104,10 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.listen)
 	case f.dsListen != "" && !f.allowRemote && !isLoopback(f.dsListen):
 		return fmt.Errorf("--ds-listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.dsListen)
-	case f.failoverSec < 0:
-		return errors.New("--failover-after-sec must not be negative")
+	case f.failoverSec != 0 && f.failoverSec < node.MinFailoverAfter.Seconds():
+		return fmt.Errorf("--failover-after-sec must be 0 (never) or at least %g: four heartbeats", node.MinFailoverAfter.Seconds())
+	case f.nodeEpoch > math.MaxInt64:
+		return fmt.Errorf("--node-epoch must be at most %d", int64(math.MaxInt64))
 	case f.longPollSec <= 0 || f.sseMaxSec <= 0:
 		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:

@@ -8,39 +8,42 @@ import (
 	"time"
 
 	"github.com/picomq/pico/tests/picoproc"
+	"github.com/picomq/pico/tests/s3test"
 )
 
-// TestFailoverWithoutOperator runs two nodes on one metadata log and one
-// object store. The owner of a stream stops (SIGSTOP: to the cluster it is
-// dead, though it may come back); the other node, once the owner's
-// heartbeat has been silent for --failover-after-sec, fences it and serves
-// the stream itself with every record the owner acknowledged, with nobody
-// running a command. When the owner resumes it finds itself fenced and
-// exits non-zero, so a supervisor restarts it at a fresh epoch.
+// TestFailoverWithoutOperator runs two nodes on one metadata log (Postgres)
+// and one object store (versitygw). The owner of a stream stops (SIGSTOP:
+// to the cluster it is dead, though it may come back); the other node, once
+// the owner's heartbeat has been silent for --failover-after-sec, fences it
+// and serves the stream itself with every record the owner acknowledged,
+// here still only in the owner's WAL, with nobody running a command. When
+// the owner resumes it finds itself fenced and exits non-zero, so that a
+// supervisor restarts it at a fresh epoch.
 func TestFailoverWithoutOperator(t *testing.T) {
 	meta := clusterMetaURL(t)
-	storage := t.TempDir()
-	flags := []string{"--failover-after-sec", "2"}
-	judge := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 1, flags: flags})
-	owner := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2, flags: flags})
+	storage := "-2@" + s3test.URL(t)
+	window := []string{"--failover-after-sec", "10"}
+	judge := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageURL: storage, nodeID: 1, flags: window})
+	owner := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageURL: storage, nodeID: 2,
+		flags: append(window, "--wal-upload-interval-ms", "3600000")}) // appends stay in its WAL
 
 	const path = "/failover/orders"
 	mustCreate(t, owner.URL+path, "text/plain")
-	for _, body := range []string{"a", "b", "c"} {
-		mustAppend(t, owner.URL+path, "text/plain", []byte(body))
-	}
-	// Both beat: well past the window, the owner still serves the stream.
-	time.Sleep(5 * time.Second)
+	mustAppend(t, owner.URL+path, "text/plain", []byte("a"))
+	// Both beat: past the window, the owner still serves the stream.
+	time.Sleep(12 * time.Second)
 	if status := picoproc.Status(owner.AdminURL + "/ready"); status != http.StatusOK {
 		t.Fatalf("the live owner's /ready: %d after the failover window\nstderr:\n%s", status, owner.Stderr)
 	}
 	awaitRedirect(t, judge.URL+path, 10*time.Second)
+	mustAppend(t, owner.URL+path, "text/plain", []byte("b"))
+	mustAppend(t, owner.URL+path, "text/plain", []byte("c"))
 
 	if err := owner.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	page := awaitServed(t, judge.URL+path+"?seq=0", 30*time.Second)
+	page := awaitServed(t, judge.URL+path+"?seq=0", 60*time.Second)
 	t.Logf("served by the other node %v after the owner stopped", time.Since(stopped).Round(100*time.Millisecond))
 	wantBodies(t, page.what, page.records(t), 0, "a", "b", "c")
 	mustAppend(t, judge.URL+path, "text/plain", []byte("d")).wantHeaders(t, "Pico-Next-Seq", "4")

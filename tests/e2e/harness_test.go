@@ -21,6 +21,7 @@ type nodeConfig struct {
 	dataDir    string // holds meta.db (unless metaURL is set) and objects/
 	metaURL    string // default sqlite:DATADIR/meta.db
 	storageDir string // default DATADIR/objects
+	storageURL string // an object store URL instead of storageDir
 	nodeID     int    // default 1
 	listen     string // default 127.0.0.1:0 (the node prints the port)
 	admin      string // default 127.0.0.1:0
@@ -43,8 +44,11 @@ func (c nodeConfig) args() []string {
 	if id == 0 {
 		id = 1
 	}
+	if c.storageURL == "" {
+		c.storageURL = "-2@file://" + storage
+	}
 	args := []string{"--listen", orDefault(c.listen, "127.0.0.1:0"), "--admin-listen", orDefault(c.admin, "127.0.0.1:0"),
-		"--meta-url", meta, "--storage", "-2@file://" + storage, "--node-id", fmt.Sprint(id)}
+		"--meta-url", meta, "--storage", c.storageURL, "--node-id", fmt.Sprint(id)}
 	args = append(args, defaultNodeFlags...)
 	return append(args, c.flags...)
 }

@@ -35,7 +35,7 @@ func TestTwoNodesRedirectToOwner(t *testing.T) {
 	mustAppend(t, owner.URL+path, "text/plain", []byte("a"))
 
 	const query = "?seq=0&format=json"
-	r := awaitRedirect(t, other.URL+path+query, 10*time.Second)
+	r := awaitAnswer(t, other.URL+path+query, http.StatusTemporaryRedirect, http.StatusNotFound, 10*time.Second)
 	r.wantHeaders(t, "Location", owner.Advertised+path+query, "X-Content-Type-Options", "nosniff")
 	for _, tc := range []struct {
 		method string
@@ -82,18 +82,19 @@ func clusterMetaURL(t *testing.T) string {
 	return pgtest.URL(t) // a fresh database, dropped at the end
 }
 
-// awaitRedirect polls url until the node knows the stream (the metadata
-// log reaches it asynchronously) and answers 307.
-func awaitRedirect(t *testing.T, url string, within time.Duration) reply {
+// awaitAnswer polls url until it answers want, while it answers
+// meanwhile (the metadata log reaches a node asynchronously); any other
+// status fails the test.
+func awaitAnswer(t *testing.T, url string, want, meanwhile int, within time.Duration) reply {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		r := send(t, "GET", url, nil, nil)
-		if r.status == http.StatusTemporaryRedirect {
+		if r.status == want {
 			return r
 		}
-		if r.status != http.StatusNotFound || time.Now().After(deadline) {
-			r.wantStatus(t, http.StatusTemporaryRedirect)
+		if r.status != meanwhile || time.Now().After(deadline) {
+			r.wantStatus(t, want)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

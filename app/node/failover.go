@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/picomq/pico/domain"
@@ -10,20 +12,33 @@ import (
 
 // Failover without an operator. Every process records a heartbeat every
 // BeatEvery (ports.Heartbeats, beside the log). Every process also watches
-// the records, and the lease holder fences (FenceNode) a registered node
-// whose record at its registered epoch has not changed for FailoverAfter on
-// the watcher's own clock, so clock skew between nodes does not matter. Its
-// streams then count as closed, and the next request for one, on any node,
-// opens it there: the open fences the old process's WAL in the object store
-// and recovers every append it acknowledged (engine recovery).
+// the registrations in its view and their records, and the lease holder
+// fences (FenceNode) a registered node whose record at its registered epoch
+// has looked the same for FailoverAfter of the watcher's good observation
+// time. Its streams then count as closed, and the next request for one, on
+// any node, opens it there: the open fences the old process's WAL in the
+// object store and recovers every append it acknowledged (engine recovery).
 //
-// A wrong verdict (a node alive but cut off from the database, or paused)
-// costs availability, never data: the fenced process can no longer commit,
-// its WAL is fenced by the first takeover, and it sees the fence in its view
-// and stops (Fenced), to be restarted at a fresh epoch. A registration with
-// no record at its epoch is judged like a record that stopped, from when the
-// watcher first saw it, so a process that died before its first beat is
-// fenced too.
+// Silence is counted conservatively, on the watcher's own clock: between
+// two good readings, only from the end of the earlier to the start of the
+// later (the database took each snapshot somewhere in its reading), and
+// only if that gap is at most two beats (a longer one means the watcher
+// was stalled or blocked, and the others may have been too). A round is
+// good if the watcher's beat and reading each finished within a beat and
+// the reading shows that beat (the database took writes); a bad round
+// counts nothing and breaks the chain of gaps, but forgets no silence
+// already counted. So neither clock skew, a slow or stalled reading, nor a
+// database outage or one that takes no writes fences a live node, and a
+// dead one is still fenced through occasional errors.
+//
+// A wrong verdict (a node paused, or cut off from the database) costs
+// availability, never data: the fenced process can no longer commit, its
+// WAL is fenced by the first takeover, and it sees the fence in its view
+// (Fenced), lets the lease go and stops, to be restarted at a fresh epoch.
+// A registration with no record at its epoch is judged too (a process that
+// died before its first beat), if its node id ever beat (processes that do
+// not beat at all, such as an older version, are never judged) and it has
+// slots (FenceNode leaves one without slots or process behind).
 
 // DefaultBeatEvery is the heartbeat interval.
 const DefaultBeatEvery = 2500 * time.Millisecond
@@ -34,51 +49,69 @@ const DefaultBeatEvery = 2500 * time.Millisecond
 const MinFailoverAfter = 4 * DefaultBeatEvery
 
 // seenRegistration is how a watcher saw a registered node process and its
-// heartbeat record, and since when it has looked so.
+// heartbeat record, and for how long it has looked so.
 type seenRegistration struct {
-	epoch  uint64    // the registered epoch
-	beatAt time.Time // the record at that epoch; zero: none
-	since  time.Time // the end of the first reading that showed it so
+	epoch  uint64        // the registered epoch
+	beatAt time.Time     // the record at that epoch; zero: none
+	beats  bool          // the node id has a record, at any epoch
+	quiet  time.Duration // good observation time it has looked so
 }
 
 // beatWatch is what one process has seen of the registrations and their
 // heartbeat records.
-type beatWatch map[domain.NodeID]seenRegistration
+type beatWatch struct {
+	regs    map[domain.NodeID]seenRegistration
+	lastEnd time.Time // when the last good reading ended; zero after a bad round
+}
 
-// observe folds a reading of the records that ended at end, with v the
-// view of the registrations, into w: any change restarts a silence.
-func (w beatWatch) observe(v *domain.State, beats []ports.Heartbeat, end time.Time) beatWatch {
+// observe folds a good reading of the records, taken from start to end
+// with v the view of the registrations, into w. The gap since the last
+// good reading counts as quiet for what looks the same, if it is at most
+// maxGap.
+func (w beatWatch) observe(v *domain.State, beats []ports.Heartbeat, start, end time.Time, maxGap time.Duration) beatWatch {
+	var gap time.Duration
+	if !w.lastEnd.IsZero() {
+		if d := start.Sub(w.lastEnd); d > 0 && d <= maxGap {
+			gap = d
+		}
+	}
 	records := make(map[uint32]ports.Heartbeat, len(beats))
 	for _, b := range beats {
 		records[b.Node] = b
 	}
-	next := make(beatWatch)
+	next := beatWatch{regs: make(map[domain.NodeID]seenRegistration), lastEnd: end}
 	v.Nodes(func(n *domain.Node) bool {
-		seen := seenRegistration{epoch: n.Epoch, since: end}
-		if b, ok := records[uint32(n.ID)]; ok && b.Epoch == n.Epoch {
-			seen.beatAt = b.At
+		seen := seenRegistration{epoch: n.Epoch}
+		if b, ok := records[uint32(n.ID)]; ok {
+			seen.beats = true
+			if b.Epoch == n.Epoch {
+				seen.beatAt = b.At
+			}
 		}
-		if prev, ok := w[n.ID]; ok && prev.epoch == seen.epoch && prev.beatAt.Equal(seen.beatAt) {
-			seen.since = prev.since
+		if prev, ok := w.regs[n.ID]; ok && prev.epoch == seen.epoch && prev.beatAt.Equal(seen.beatAt) {
+			seen.quiet = prev.quiet + gap
 		}
-		next[n.ID] = seen
+		next.regs[n.ID] = seen
 		return true
 	})
 	return next
 }
 
+// interrupted is w after a bad round: the next gap does not count.
+func (w beatWatch) interrupted() beatWatch {
+	w.lastEnd = time.Time{}
+	return w
+}
+
 // silent returns the processes registered in v, other than self, that have
-// looked the same for after by start, when the last reading began: at
-// least that long passed between the two readings. A registration with no
-// record at its epoch counts only if it has slots: FenceNode leaves one
-// with none and no process, which must not be fenced again.
-func (w beatWatch) silent(v *domain.State, self domain.NodeID, start time.Time, after time.Duration) []domain.Node {
+// looked the same for after.
+func (w beatWatch) silent(v *domain.State, self domain.NodeID, after time.Duration) []domain.Node {
 	var out []domain.Node
 	v.Nodes(func(n *domain.Node) bool {
-		seen, ok := w[n.ID]
+		seen, ok := w.regs[n.ID]
 		switch {
-		case n.ID == self || !ok || seen.epoch != n.Epoch || start.Sub(seen.since) < after:
-		case seen.beatAt.IsZero() && n.Slots == 0:
+		case n.ID == self || !ok || seen.epoch != n.Epoch || seen.quiet < after:
+		case seen.beatAt.IsZero() && (!seen.beats || n.Slots == 0):
 		default:
 			out = append(out, *n)
 		}
@@ -94,16 +127,22 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 	t := time.NewTicker(n.cfg.BeatEvery)
 	defer t.Stop()
 	var watch beatWatch
-	var mine time.Time // this round's beat, zero if it failed
-	failed := false
+	var health roundHealth
 	for {
 		if n.checkFenced() {
 			return
 		}
 		if n.cfg.Heartbeats != nil {
-			mine, failed = n.beat(ctx, failed)
+			mine, beatErr := n.beat(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			health.beat(n.cfg.Logger, beatErr)
 			if n.cfg.FailoverAfter > 0 {
-				watch = n.fenceSilent(ctx, watch, mine)
+				var readErr error
+				watch, readErr = n.watchBeats(ctx, watch, mine)
+				health.read(n.cfg.Logger, readErr)
+				n.fenceSilent(ctx, watch)
 			}
 		}
 		select {
@@ -114,65 +153,106 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 	}
 }
 
-// beat records this process's heartbeat and returns its time, or zero and
-// true when that failed, logging only when it starts or stops failing.
-func (n *Node) beat(ctx context.Context, failedBefore bool) (time.Time, bool) {
+// beat records this process's heartbeat, within a beat, and returns its
+// time (zero if it failed).
+func (n *Node) beat(ctx context.Context) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.BeatEvery)
+	defer cancel()
 	now := n.cfg.Now()
-	err := n.cfg.Heartbeats.Beat(ctx, uint32(n.cfg.ID), n.cfg.Epoch, now)
-	failed := err != nil && ctx.Err() == nil
-	switch {
-	case failed && !failedBefore:
-		n.cfg.Logger.Warn("heartbeat not recorded; if this lasts --failover-after-sec, the cluster fences this node", "err", err)
-	case !failed && failedBefore:
-		n.cfg.Logger.Info("heartbeat recorded again")
+	if err := n.cfg.Heartbeats.Beat(ctx, uint32(n.cfg.ID), n.cfg.Epoch, now); err != nil {
+		return time.Time{}, err
 	}
-	if err != nil {
-		return time.Time{}, failed
-	}
-	return now, false
+	return now, nil
 }
 
-// fenceSilent reads the heartbeat records and, while this process holds
-// the lease, fences every silent node. A reading counts only if it worked,
-// took less than a beat interval and shows this process's own beat of the
-// round (mine): otherwise the watch starts over, so that neither a database
-// outage, nor a database that takes no writes, nor a stalled reader turns
-// beats it could not see into silence.
-func (n *Node) fenceSilent(ctx context.Context, watch beatWatch, mine time.Time) beatWatch {
+// errBadRound says why a round's reading did not count.
+var errBadRound = errors.New("the reading does not show this process's beat of the round")
+
+// watchBeats reads the records, within a beat, and folds a good round into
+// watch (see the top of this file); mine is this round's beat, if it was
+// recorded in time.
+func (n *Node) watchBeats(ctx context.Context, watch beatWatch, mine time.Time) (beatWatch, error) {
+	readCtx, cancel := context.WithTimeout(ctx, n.cfg.BeatEvery)
+	defer cancel()
 	v := n.plane.View()
 	start := n.cfg.Now()
-	beats, err := n.cfg.Heartbeats.Beats(ctx)
+	beats, err := n.cfg.Heartbeats.Beats(readCtx)
 	end := n.cfg.Now()
-	if err != nil || end.Sub(start) > n.cfg.BeatEvery || !n.showsBeat(beats, mine) {
-		return nil
+	if err == nil && (mine.IsZero() || start.Sub(mine) > n.cfg.BeatEvery || !n.showsBeat(beats, mine)) {
+		err = errBadRound
 	}
-	watch = watch.observe(&v, beats, end)
+	if err != nil {
+		return watch.interrupted(), err
+	}
+	return watch.observe(&v, beats, start, end, 2*n.cfg.BeatEvery), nil
+}
+
+// fenceSilent fences every silent node, while this process holds the
+// lease.
+func (n *Node) fenceSilent(ctx context.Context, watch beatWatch) {
 	if _, held := n.LeaseHolder(); !held {
-		return watch
+		return
 	}
-	for _, dead := range watch.silent(&v, n.cfg.ID, start, n.cfg.FailoverAfter) {
-		silentFor := start.Sub(watch[dead.ID].since)
-		r, err := n.plane.ProposeOne(ctx, &domain.FenceNode{By: n.Proposer(), Node: dead.ID, Epoch: dead.Epoch})
+	v := n.plane.View()
+	for _, dead := range watch.silent(&v, n.cfg.ID, n.cfg.FailoverAfter) {
+		proposeCtx, cancel := context.WithTimeout(ctx, n.cfg.FailoverAfter)
+		r, err := n.plane.ProposeOne(proposeCtx, &domain.FenceNode{By: n.Proposer(), Node: dead.ID, Epoch: dead.Epoch})
+		cancel()
 		switch {
 		case err != nil || !r.OK():
 			n.cfg.Logger.Warn("fencing a silent node failed; tried again next beat", "node", dead.ID, "epoch", dead.Epoch,
 				"result", r.String(), "err", err)
-		case r.Code == domain.ResultOK:
+		case r.Code == domain.ResultOK && holdsStreams(&v, dead):
 			n.cfg.Logger.Warn("fenced a node whose heartbeat stopped: its streams open on the next request for them",
-				"node", dead.ID, "epoch", dead.Epoch, "silent_for", silentFor.Round(time.Millisecond))
+				"node", dead.ID, "epoch", dead.Epoch, "silent_for", watch.regs[dead.ID].quiet.Round(time.Millisecond))
+		case r.Code == domain.ResultOK:
+			n.cfg.Logger.Info("fenced a node whose heartbeat stopped; it held no streams open (a clean stop)",
+				"node", dead.ID, "epoch", dead.Epoch)
 		}
 	}
-	return watch
+}
+
+// holdsStreams reports whether process p holds a stream open in v.
+func holdsStreams(v *domain.State, p domain.Node) bool {
+	held := false
+	v.StreamsFrom("", func(st *domain.Stream) bool {
+		held = st.Open && st.Owner == p.ID && st.OwnerEpoch == p.Epoch
+		return !held
+	})
+	return held
 }
 
 // showsBeat reports whether beats holds this process's beat at mine.
 func (n *Node) showsBeat(beats []ports.Heartbeat, mine time.Time) bool {
 	for _, b := range beats {
 		if b.Node == uint32(n.cfg.ID) {
-			return !mine.IsZero() && b.Epoch == n.cfg.Epoch && b.At.UnixMilli() == mine.UnixMilli()
+			return b.Epoch == n.cfg.Epoch && b.At.UnixMilli() == mine.UnixMilli()
 		}
 	}
 	return false
+}
+
+// roundHealth logs when beating or judging starts or stops failing.
+type roundHealth struct{ beatFailing, readFailing bool }
+
+func (h *roundHealth) beat(log *slog.Logger, err error) {
+	switch {
+	case err != nil && !h.beatFailing:
+		log.Warn("heartbeat not recorded; if this lasts --failover-after-sec, the cluster fences this node", "err", err)
+	case err == nil && h.beatFailing:
+		log.Info("heartbeat recorded again")
+	}
+	h.beatFailing = err != nil
+}
+
+func (h *roundHealth) read(log *slog.Logger, err error) {
+	switch {
+	case err != nil && !h.readFailing:
+		log.Warn("heartbeats not read in time: silences of other nodes are not counted meanwhile", "err", err)
+	case err == nil && h.readFailing:
+		log.Info("heartbeats read again")
+	}
+	h.readFailing = err != nil
 }
 
 // Fenced is closed once this process is no longer the registered one for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,62 +27,75 @@ func registered(t *testing.T, procs ...domain.Proposer) domain.State {
 	return v
 }
 
-func silentIDs(w beatWatch, v *domain.State, start time.Time) []domain.NodeID {
+func silentIDs(w beatWatch, v *domain.State) []domain.NodeID {
 	var ids []domain.NodeID
-	for _, n := range w.silent(v, 1, start, 10*time.Second) {
+	for _, n := range w.silent(v, 1, 10*time.Second) {
 		ids = append(ids, n.ID)
 	}
 	return ids
 }
 
 // A registration is silent once it and its record at its epoch have looked
-// the same for the whole window on the watcher's clock, whatever clock the
-// node beats by: from the end of the reading that first showed them so to
-// the start of the latest.
-func TestBeatWatchJudgesSilenceOnItsOwnClock(t *testing.T) {
+// the same for the window, counted on the watcher's clock from the end of
+// one good reading to the start of the next, whatever clock the node beats
+// by; gaps longer than two beats, and gaps across a bad round, do not
+// count.
+func TestBeatWatchCountsOnlyGoodObservationTime(t *testing.T) {
 	v := registered(t, domain.Proposer{Node: 1, Epoch: 10}, domain.Proposer{Node: 2, Epoch: 20},
 		domain.Proposer{Node: 3, Epoch: 30}, domain.Proposer{Node: 4, Epoch: 40})
 	t0 := time.Unix(1_700_000_000, 0)
-	skewed := t0.Add(-time.Hour) // node 2's clock is an hour behind
-	beats := func(at2 time.Time) []ports.Heartbeat {
-		return []ports.Heartbeat{
-			{Node: 1, Epoch: 10, At: t0},  // the watcher itself: never judged
-			{Node: 2, Epoch: 20, At: at2}, // beating
-			{Node: 3, Epoch: 29, At: t0},  // a superseded process still beats; node 3 never beat at 30
-			{Node: 5, Epoch: 50, At: t0},  // not registered
-		} // node 4 never beat
-	}
 	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	skewed := t0.Add(-time.Hour) // node 2's clock is an hour behind
+	node2 := skewed
 	var w beatWatch
-	w = w.observe(&v, beats(skewed), sec(0))
-	if got := silentIDs(w, &v, sec(9.9)); len(got) != 0 {
-		t.Fatalf("silent 9.9s after the first reading: %v", got)
+	read := func(at float64) {
+		beats := []ports.Heartbeat{
+			{Node: 1, Epoch: 10, At: sec(at)}, // the watcher itself: never judged
+			{Node: 2, Epoch: 20, At: node2},
+			{Node: 3, Epoch: 29, At: t0}, // a superseded process still beats; node 3 never beat at 30
+			{Node: 5, Epoch: 50, At: t0}, // not registered
+		} // node 4 never beat at all (an older version): never judged
+		w = w.observe(&v, beats, sec(at), sec(at+0.1), 5*time.Second)
 	}
-	// Node 2 beat: its silence starts again from the end of this reading.
-	w = w.observe(&v, beats(skewed.Add(9*time.Second)), sec(9.5))
-	if got := silentIDs(w, &v, sec(10)); !slices.Equal(got, []domain.NodeID{3, 4}) {
-		t.Fatalf("silent 10s after the first reading: %v, want the two that never beat at their epoch", got)
+	want := func(what string, ids ...domain.NodeID) {
+		t.Helper()
+		if got := silentIDs(w, &v); !slices.Equal(got, ids) {
+			t.Fatalf("%s: silent %v, want %v", what, got, ids)
+		}
 	}
-	w = w.observe(&v, beats(skewed.Add(9*time.Second)), sec(19.6))
-	if got := silentIDs(w, &v, sec(19.4)); !slices.Equal(got, []domain.NodeID{3, 4}) {
-		t.Fatalf("a reading that started 9.9s after node 2's beat was seen: %v", got)
+	for _, at := range []float64{0, 2.5} {
+		read(at)
 	}
-	if got := silentIDs(w, &v, sec(19.5)); !slices.Equal(got, []domain.NodeID{2, 3, 4}) {
-		t.Fatalf("silent 10s after its last beat was seen: %v, want [2 3 4]", got)
+	node2 = skewed.Add(5 * time.Second) // node 2 beats
+	for _, at := range []float64{5, 7.5, 10} {
+		read(at)
 	}
+	want("after 9.6s of good gaps") // 4 gaps of 2.4s
+	read(12.5)
+	want("after 12s of good gaps", 3)
+	read(15)
+	want("9.6s after node 2's beat was seen", 3) // 4 gaps of 2.4s since the reading that showed it
+	read(30)                                     // the watcher stalled: a gap of 14.9s does not count
+	want("after a long gap", 3)
+	w = w.interrupted()
+	read(32.5) // a good reading after a bad round: its gap does not count, none is forgotten
+	want("after a bad round", 3)
+	read(35)
+	want("after 12s of good gaps since node 2's beat", 2, 3)
+
 	// Fenced, node 2 is registered at the next epoch with no slots and no
 	// process: it is never judged again.
 	if r := v.Apply(&domain.FenceNode{By: domain.Proposer{Node: 1, Epoch: 10}, Node: 2, Epoch: 20}); !r.OK() {
 		t.Fatal(r)
 	}
-	w = w.observe(&v, beats(skewed.Add(9*time.Second)), sec(20))
-	if got := silentIDs(w.observe(&v, beats(skewed.Add(9*time.Second)), sec(3600)), &v, sec(3600)); slices.Contains(got, 2) {
-		t.Fatalf("silent once fenced: %v", got)
+	for at := 37.5; at < 60; at += 2.5 {
+		read(at)
 	}
+	want("once node 2 is fenced", 3)
 	// A watcher that just started judges nobody yet.
-	if got := silentIDs(beatWatch(nil).observe(&v, beats(skewed), sec(3600)), &v, sec(3600)); len(got) != 0 {
-		t.Fatalf("a fresh watch judged %v", got)
-	}
+	w = beatWatch{}
+	read(100)
+	want("a fresh watch")
 }
 
 // registration is node id's registration in n's view.
@@ -212,10 +226,16 @@ func TestFailoverFencesASilentNode(t *testing.T) {
 }
 
 // A process that registered and died before its first beat is fenced too,
-// from when the judge first saw its registration.
+// if its node id beat before (here: its predecessor's).
 func TestFailoverFencesANodeThatNeverBeat(t *testing.T) {
 	c := newFailoverCluster(t)
 	c.start(1, c.log.Lease(), c.log.Heartbeats())
+	predecessor := c.start(2, nil, c.log.Heartbeats())
+	waitFor(t, "node 2 to beat", func() bool {
+		beats, _ := c.log.Heartbeats().Beats(context.Background())
+		return len(beats) == 2
+	})
+	_ = predecessor.Close()
 	beats := &switchableBeats{Heartbeats: c.log.Heartbeats()}
 	beats.off.Store(true)
 	doomed := c.start(2, nil, beats)
@@ -315,5 +335,161 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// blockingBeats holds every call while held, as a query queued behind a
+// restarting database does, until released or its context ends.
+type blockingBeats struct {
+	ports.Heartbeats
+	mu   sync.Mutex
+	gate chan struct{} // nil: open
+}
+
+func (b *blockingBeats) hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gate = make(chan struct{})
+}
+
+func (b *blockingBeats) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.gate)
+	b.gate = nil
+}
+
+func (b *blockingBeats) wait(ctx context.Context) error {
+	b.mu.Lock()
+	gate := b.gate
+	b.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *blockingBeats) Beat(ctx context.Context, node uint32, epoch uint64, now time.Time) error {
+	if err := b.wait(ctx); err != nil {
+		return err
+	}
+	return b.Heartbeats.Beat(ctx, node, epoch, now)
+}
+
+func (b *blockingBeats) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
+	if err := b.wait(ctx); err != nil {
+		return nil, err
+	}
+	return b.Heartbeats.Beats(ctx)
+}
+
+// An outage in which the judge's calls hang instead of failing fences
+// nobody either: when they go through, the live node's record is still the
+// one from before the outage, until its next beat.
+func TestFailoverSurvivesAnOutageThatBlocks(t *testing.T) {
+	c := newFailoverCluster(t)
+	judgeDB, liveDB := &blockingBeats{Heartbeats: c.log.Heartbeats()}, &flakyBeats{Heartbeats: c.log.Heartbeats()}
+	c.start(1, c.log.Lease(), judgeDB)
+	live := c.start(2, nil, liveDB)
+	time.Sleep(4 * testFailoverAfter)
+	liveDB.down.Store(true)
+	judgeDB.hold()
+	time.Sleep(2 * testFailoverAfter)
+	judgeDB.release()
+	time.Sleep(100 * time.Millisecond) // the live node beats again later
+	liveDB.down.Store(false)
+	if fencedWithin(live, 10*testFailoverAfter) {
+		t.Fatal("a live node was fenced after an outage in which the judge's calls hung")
+	}
+}
+
+// lostWrites drops writes while down but says they worked, as a database
+// that fails over to a stale replica does; readings work and show nobody
+// beating.
+type lostWrites struct {
+	ports.Heartbeats
+	down atomic.Bool
+}
+
+func (l *lostWrites) Beat(ctx context.Context, node uint32, epoch uint64, now time.Time) error {
+	if l.down.Load() {
+		return nil
+	}
+	return l.Heartbeats.Beat(ctx, node, epoch, now)
+}
+
+// Readings that do not show the watcher's own beat do not count.
+func TestFailoverSurvivesLostWrites(t *testing.T) {
+	c := newFailoverCluster(t)
+	judgeDB, liveDB := &lostWrites{Heartbeats: c.log.Heartbeats()}, &lostWrites{Heartbeats: c.log.Heartbeats()}
+	c.start(1, c.log.Lease(), judgeDB)
+	live := c.start(2, nil, liveDB)
+	time.Sleep(4 * testFailoverAfter)
+	judgeDB.down.Store(true)
+	liveDB.down.Store(true)
+	time.Sleep(2 * testFailoverAfter)
+	judgeDB.down.Store(false)
+	time.Sleep(50 * time.Millisecond)
+	liveDB.down.Store(false)
+	if fencedWithin(live, 10*testFailoverAfter) {
+		t.Fatal("a live node was fenced while the database lost writes")
+	}
+}
+
+// failingReads fails every nth reading.
+type failingReads struct {
+	ports.Heartbeats
+	every int64
+	calls atomic.Int64
+}
+
+func (f *failingReads) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
+	if f.calls.Add(1)%f.every == 0 {
+		return nil, errDatabaseDown
+	}
+	return f.Heartbeats.Beats(ctx)
+}
+
+// Occasional failed readings pause the count without resetting it: a dead
+// node is still fenced.
+func TestFailoverThroughOccasionalReadErrors(t *testing.T) {
+	c := newFailoverCluster(t)
+	c.start(1, c.log.Lease(), &failingReads{Heartbeats: c.log.Heartbeats(), every: 5})
+	beats := &switchableBeats{Heartbeats: c.log.Heartbeats()}
+	doomed := c.start(2, nil, beats)
+	time.Sleep(2 * testFailoverAfter)
+	beats.off.Store(true)
+	if !fencedWithin(doomed, 20*testFailoverAfter) {
+		t.Fatal("a dead node was not fenced through occasional read errors")
+	}
+}
+
+// A process that does not beat at all (an older version) is never judged.
+func TestFailoverLeavesNodesThatNeverBeatAlone(t *testing.T) {
+	c := newFailoverCluster(t)
+	c.start(1, c.log.Lease(), c.log.Heartbeats())
+	older := c.start(2, nil, nil)
+	if fencedWithin(older, 10*testFailoverAfter) {
+		t.Fatal("a live node that does not beat was fenced")
+	}
+}
+
+// A superseded process whose readings hang still sees that it is fenced,
+// and lets the lease go.
+func TestFencedWhileReadingsHang(t *testing.T) {
+	c := newFailoverCluster(t)
+	stuck := &blockingBeats{Heartbeats: c.log.Heartbeats()}
+	old := c.start(1, c.log.Lease(), stuck)
+	waitFor(t, "the first process to hold the lease", func() bool { _, held := old.LeaseHolder(); return held })
+	stuck.hold()
+	t.Cleanup(stuck.release)
+	c.start(1, c.log.Lease(), c.log.Heartbeats())
+	if !fencedWithin(old, 20*testFailoverAfter) {
+		t.Fatal("a superseded process with hanging readings does not see it is fenced")
 	}
 }

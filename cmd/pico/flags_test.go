@@ -31,7 +31,10 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 		{"--max-body-size", "0"},
 		{"--failover-after-sec", "9.9"}, // fewer than four heartbeats
 		{"--failover-after-sec", "-1"},
-		{"--node-epoch", "9223372036854775808"}, // beyond the SQL log's bigint
+		{"--failover-after-sec", "NaN"},
+		{"--failover-after-sec", "+Inf"},
+		{"--failover-after-sec", "1e10"},
+		{"--node-epoch", "4611686018427387904"}, // no room below the SQL log's bigint
 	} {
 		if _, err := parseServe(args); err == nil {
 			t.Errorf("%v accepted", args)
@@ -43,7 +46,7 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 	if _, err := parseServe([]string{"--listen", "[::1]:0"}); err != nil {
 		t.Fatalf("IPv6 loopback: %v", err)
 	}
-	for _, v := range []string{"0", "10", "45.5"} {
+	for _, v := range []string{"0", "10", "45.5", "86400"} {
 		if _, err := parseServe([]string{"--failover-after-sec", v}); err != nil {
 			t.Fatalf("--failover-after-sec %s: %v", v, err)
 		}

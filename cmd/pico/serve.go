@@ -90,6 +90,14 @@ func parseServe(args []string) (*serveFlags, error) {
 	return f, f.validate()
 }
 
+// maxFailoverSec caps --failover-after-sec at a day; maxNodeEpoch keeps
+// epochs, and the ones fencing and restarts add, within the SQL log's
+// signed 64-bit columns.
+const (
+	maxFailoverSec = 86400
+	maxNodeEpoch   = math.MaxInt64 / 2
+)
+
 func (f *serveFlags) validate() error {
 	switch {
 	case f.nodeID == 0 || f.nodeID > 1<<31:
@@ -104,10 +112,10 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.listen)
 	case f.dsListen != "" && !f.allowRemote && !isLoopback(f.dsListen):
 		return fmt.Errorf("--ds-listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.dsListen)
-	case f.failoverSec != 0 && f.failoverSec < node.MinFailoverAfter.Seconds():
-		return fmt.Errorf("--failover-after-sec must be 0 (never) or at least %g: four heartbeats", node.MinFailoverAfter.Seconds())
-	case f.nodeEpoch > math.MaxInt64:
-		return fmt.Errorf("--node-epoch must be at most %d", int64(math.MaxInt64))
+	case f.failoverSec != 0 && !(f.failoverSec >= node.MinFailoverAfter.Seconds() && f.failoverSec <= maxFailoverSec):
+		return fmt.Errorf("--failover-after-sec must be 0 (never) or from %g (four heartbeats) to %d", node.MinFailoverAfter.Seconds(), maxFailoverSec)
+	case f.nodeEpoch > maxNodeEpoch:
+		return fmt.Errorf("--node-epoch must be at most %d", uint64(maxNodeEpoch))
 	case f.longPollSec <= 0 || f.sseMaxSec <= 0:
 		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:

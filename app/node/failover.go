@@ -24,12 +24,14 @@ import (
 // later (the database took each snapshot somewhere in its reading), and
 // only if that gap is at most two beats (a longer one means the watcher
 // was stalled or blocked, and the others may have been too). A round is
-// good if the watcher's beat and reading each finished within a beat and
-// the reading shows that beat (the database took writes); a bad round
-// counts nothing and breaks the chain of gaps, but forgets no silence
-// already counted. So neither clock skew, a slow or stalled reading, nor a
-// database outage or one that takes no writes fences a live node, and a
-// dead one is still fenced through occasional errors.
+// good if the watcher's beat and reading each worked (each call times out
+// after a beat) and the reading shows that beat (the database took the
+// write); a bad round counts nothing and breaks the chain of gaps, and two
+// in a row forget all silence counted, as after an outage. So neither clock
+// skew, a slow or stalled reading, nor a database that is down, hangs or
+// loses writes fences a live node; a dead one is still fenced through a
+// bad round now and then, but not while every other round is bad (the
+// warnings say so). Only a good round's evidence fences.
 //
 // A wrong verdict (a node paused, or cut off from the database) costs
 // availability, never data: the fenced process can no longer commit, its
@@ -62,6 +64,7 @@ type seenRegistration struct {
 type beatWatch struct {
 	regs    map[domain.NodeID]seenRegistration
 	lastEnd time.Time // when the last good reading ended; zero after a bad round
+	bad     int       // bad rounds in a row
 }
 
 // observe folds a good reading of the records, taken from start to end
@@ -97,9 +100,20 @@ func (w beatWatch) observe(v *domain.State, beats []ports.Heartbeat, start, end 
 	return next
 }
 
-// interrupted is w after a bad round: the next gap does not count.
+// interrupted is w after a bad round: the next gap does not count. After
+// two in a row (an outage, say) it forgets all quiet too, so that quiet
+// from before the outage does not shorten the window of a node whose beats
+// are slow to come back.
 func (w beatWatch) interrupted() beatWatch {
 	w.lastEnd = time.Time{}
+	if w.bad++; w.bad >= 2 && len(w.regs) > 0 {
+		regs := make(map[domain.NodeID]seenRegistration, len(w.regs))
+		for id, seen := range w.regs {
+			seen.quiet = 0
+			regs[id] = seen
+		}
+		w.regs = regs
+	}
 	return w
 }
 
@@ -141,8 +155,13 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 			if n.cfg.FailoverAfter > 0 {
 				var readErr error
 				watch, readErr = n.watchBeats(ctx, watch, mine)
+				if ctx.Err() != nil {
+					return
+				}
 				health.read(n.cfg.Logger, readErr)
-				n.fenceSilent(ctx, watch)
+				if readErr == nil { // judge on fresh evidence only
+					n.fenceSilent(ctx, watch)
+				}
 			}
 		}
 		select {
@@ -178,7 +197,7 @@ func (n *Node) watchBeats(ctx context.Context, watch beatWatch, mine time.Time) 
 	start := n.cfg.Now()
 	beats, err := n.cfg.Heartbeats.Beats(readCtx)
 	end := n.cfg.Now()
-	if err == nil && (mine.IsZero() || start.Sub(mine) > n.cfg.BeatEvery || !n.showsBeat(beats, mine)) {
+	if err == nil && (mine.IsZero() || !n.showsBeat(beats, mine)) {
 		err = errBadRound
 	}
 	if err != nil {
@@ -187,39 +206,28 @@ func (n *Node) watchBeats(ctx context.Context, watch beatWatch, mine time.Time) 
 	return watch.observe(&v, beats, start, end, 2*n.cfg.BeatEvery), nil
 }
 
-// fenceSilent fences every silent node, while this process holds the
-// lease.
+// fenceSilent fences the silent nodes, while this process holds the
+// lease, within one beat: those it has no time for wait for the next
+// round, so that beating and noticing its own fence are never held up.
 func (n *Node) fenceSilent(ctx context.Context, watch beatWatch) {
 	if _, held := n.LeaseHolder(); !held {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.BeatEvery)
+	defer cancel()
 	v := n.plane.View()
 	for _, dead := range watch.silent(&v, n.cfg.ID, n.cfg.FailoverAfter) {
-		proposeCtx, cancel := context.WithTimeout(ctx, n.cfg.FailoverAfter)
-		r, err := n.plane.ProposeOne(proposeCtx, &domain.FenceNode{By: n.Proposer(), Node: dead.ID, Epoch: dead.Epoch})
-		cancel()
+		r, err := n.plane.ProposeOne(ctx, &domain.FenceNode{By: n.Proposer(), Node: dead.ID, Epoch: dead.Epoch})
 		switch {
 		case err != nil || !r.OK():
 			n.cfg.Logger.Warn("fencing a silent node failed; tried again next beat", "node", dead.ID, "epoch", dead.Epoch,
 				"result", r.String(), "err", err)
-		case r.Code == domain.ResultOK && holdsStreams(&v, dead):
-			n.cfg.Logger.Warn("fenced a node whose heartbeat stopped: its streams open on the next request for them",
-				"node", dead.ID, "epoch", dead.Epoch, "silent_for", watch.regs[dead.ID].quiet.Round(time.Millisecond))
+			return
 		case r.Code == domain.ResultOK:
-			n.cfg.Logger.Info("fenced a node whose heartbeat stopped; it held no streams open (a clean stop)",
-				"node", dead.ID, "epoch", dead.Epoch)
+			n.cfg.Logger.Warn("fenced a node whose heartbeat stopped: any streams it held open open on the next request for them",
+				"node", dead.ID, "epoch", dead.Epoch, "silent_for", watch.regs[dead.ID].quiet.Round(time.Millisecond))
 		}
 	}
-}
-
-// holdsStreams reports whether process p holds a stream open in v.
-func holdsStreams(v *domain.State, p domain.Node) bool {
-	held := false
-	v.StreamsFrom("", func(st *domain.Stream) bool {
-		held = st.Open && st.Owner == p.ID && st.OwnerEpoch == p.Epoch
-		return !held
-	})
-	return held
 }
 
 // showsBeat reports whether beats holds this process's beat at mine.

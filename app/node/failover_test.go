@@ -92,6 +92,25 @@ func TestBeatWatchCountsOnlyGoodObservationTime(t *testing.T) {
 		read(at)
 	}
 	want("once node 2 is fenced", 3)
+	// Node 3 registers again: its quiet starts over, and a registration
+	// that changed after the reading is not judged on the old one's quiet.
+	if r := v.Apply(&domain.RegisterNode{Node: 3, Epoch: 31, Address: "x", Slots: 1}); !r.OK() {
+		t.Fatal(r)
+	}
+	want("node 3 registered again after the reading")
+	read(62.5)
+	want("node 3 registered again")
+	for at := 65.0; at < 75; at += 2.5 {
+		read(at)
+	}
+	want("9.6s after node 3 registered again")
+	read(75)
+	want("12s after node 3 registered again", 3)
+	// Two bad rounds in a row forget all quiet.
+	w = w.interrupted()
+	want("after one bad round", 3)
+	w = w.interrupted()
+	want("after two bad rounds in a row")
 	// A watcher that just started judges nobody yet.
 	w = beatWatch{}
 	read(100)
@@ -342,8 +361,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // restarting database does, until released or its context ends.
 type blockingBeats struct {
 	ports.Heartbeats
-	mu   sync.Mutex
-	gate chan struct{} // nil: open
+	mu      sync.Mutex
+	gate    chan struct{} // nil: open
+	blocked atomic.Int64  // calls that waited at the gate
 }
 
 func (b *blockingBeats) hold() {
@@ -366,6 +386,7 @@ func (b *blockingBeats) wait(ctx context.Context) error {
 	if gate == nil {
 		return nil
 	}
+	b.blocked.Add(1)
 	select {
 	case <-gate:
 		return nil
@@ -479,17 +500,19 @@ func TestFailoverLeavesNodesThatNeverBeatAlone(t *testing.T) {
 	}
 }
 
-// A superseded process whose readings hang still sees that it is fenced,
-// and lets the lease go.
-func TestFencedWhileReadingsHang(t *testing.T) {
+// A superseded process whose heartbeat calls hang still sees that it is
+// fenced (each call gives up after a beat), and lets the lease go.
+func TestFencedWhileHeartbeatCallsHang(t *testing.T) {
 	c := newFailoverCluster(t)
 	stuck := &blockingBeats{Heartbeats: c.log.Heartbeats()}
 	old := c.start(1, c.log.Lease(), stuck)
 	waitFor(t, "the first process to hold the lease", func() bool { _, held := old.LeaseHolder(); return held })
 	stuck.hold()
 	t.Cleanup(stuck.release)
-	c.start(1, c.log.Lease(), c.log.Heartbeats())
+	waitFor(t, "a heartbeat call to hang", func() bool { return stuck.blocked.Load() > 0 })
+	newer := c.start(1, c.log.Lease(), c.log.Heartbeats())
 	if !fencedWithin(old, 20*testFailoverAfter) {
-		t.Fatal("a superseded process with hanging readings does not see it is fenced")
+		t.Fatal("a superseded process whose heartbeat calls hang does not see it is fenced")
 	}
+	waitFor(t, "the lease to move to the newer process", func() bool { _, held := newer.LeaseHolder(); return held })
 }

@@ -141,7 +141,7 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 	t := time.NewTicker(n.cfg.BeatEvery)
 	defer t.Stop()
 	var watch beatWatch
-	var health roundHealth
+	var beats, readings failureLog
 	for {
 		if n.checkFenced() {
 			return
@@ -151,14 +151,16 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			health.beat(n.cfg.Logger, beatErr)
+			beats.note(n.cfg.Logger, beatErr, "heartbeat not recorded; if this lasts --failover-after-sec, the cluster fences this node",
+				"heartbeat recorded again")
 			if n.cfg.FailoverAfter > 0 {
 				var readErr error
 				watch, readErr = n.watchBeats(ctx, watch, mine)
 				if ctx.Err() != nil {
 					return
 				}
-				health.read(n.cfg.Logger, readErr)
+				readings.note(n.cfg.Logger, readErr, "heartbeats not read in time: silences of other nodes are not counted meanwhile",
+					"heartbeats read again")
 				if readErr == nil { // judge on fresh evidence only
 					n.fenceSilent(ctx, watch)
 				}
@@ -240,27 +242,17 @@ func (n *Node) showsBeat(beats []ports.Heartbeat, mine time.Time) bool {
 	return false
 }
 
-// roundHealth logs when beating or judging starts or stops failing.
-type roundHealth struct{ beatFailing, readFailing bool }
+// failureLog logs when a recurring call starts or stops failing.
+type failureLog struct{ failing bool }
 
-func (h *roundHealth) beat(log *slog.Logger, err error) {
+func (f *failureLog) note(log *slog.Logger, err error, failed, recovered string) {
 	switch {
-	case err != nil && !h.beatFailing:
-		log.Warn("heartbeat not recorded; if this lasts --failover-after-sec, the cluster fences this node", "err", err)
-	case err == nil && h.beatFailing:
-		log.Info("heartbeat recorded again")
+	case err != nil && !f.failing:
+		log.Warn(failed, "err", err)
+	case err == nil && f.failing:
+		log.Info(recovered)
 	}
-	h.beatFailing = err != nil
-}
-
-func (h *roundHealth) read(log *slog.Logger, err error) {
-	switch {
-	case err != nil && !h.readFailing:
-		log.Warn("heartbeats not read in time: silences of other nodes are not counted meanwhile", "err", err)
-	case err == nil && h.readFailing:
-		log.Info("heartbeats read again")
-	}
-	h.readFailing = err != nil
+	f.failing = err != nil
 }
 
 // Fenced is closed once this process is no longer the registered one for

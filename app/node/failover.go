@@ -26,12 +26,12 @@ import (
 // was stalled or blocked, and the others may have been too). A round is
 // good if the watcher's beat and reading each worked (each call times out
 // after a beat) and the reading shows that beat (the database took the
-// write); a bad round counts nothing and breaks the chain of gaps, and two
-// in a row forget all silence counted, as after an outage. So neither clock
-// skew, a slow or stalled reading, nor a database that is down, hangs or
-// loses writes fences a live node; a dead one is still fenced through a
-// bad round now and then, but not while every other round is bad (the
-// warnings say so). Only a good round's evidence fences.
+// write); a bad round counts nothing and breaks the chain of gaps, and
+// after two in a row (an outage) a node needs four beats of fresh silence.
+// So neither clock skew, a slow or stalled reading, nor a database that is
+// down, hangs or loses writes fences a live node; a dead one is still
+// fenced through bad rounds now and then, but not while every other round
+// is bad (the warnings say so). Only a good round's evidence fences.
 //
 // A wrong verdict (a node paused, or cut off from the database) costs
 // availability, never data: the fenced process can no longer commit, its
@@ -101,15 +101,15 @@ func (w beatWatch) observe(v *domain.State, beats []ports.Heartbeat, start, end 
 }
 
 // interrupted is w after a bad round: the next gap does not count. After
-// two in a row (an outage, say) it forgets all quiet too, so that quiet
-// from before the outage does not shorten the window of a node whose beats
-// are slow to come back.
-func (w beatWatch) interrupted() beatWatch {
+// two in a row (an outage, say) no node keeps more than keep of its quiet,
+// so that quiet from before the outage cannot shorten by more than that the
+// window of a node whose beats are slow to come back.
+func (w beatWatch) interrupted(keep time.Duration) beatWatch {
 	w.lastEnd = time.Time{}
 	if w.bad++; w.bad >= 2 && len(w.regs) > 0 {
 		regs := make(map[domain.NodeID]seenRegistration, len(w.regs))
 		for id, seen := range w.regs {
-			seen.quiet = 0
+			seen.quiet = min(seen.quiet, keep)
 			regs[id] = seen
 		}
 		w.regs = regs
@@ -159,7 +159,7 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				readings.note(n.cfg.Logger, readErr, "heartbeats not read in time: silences of other nodes are not counted meanwhile",
+				readings.note(n.cfg.Logger, readErr, "heartbeat reading not usable: silences of other nodes are not counted meanwhile",
 					"heartbeats read again")
 				if readErr == nil { // judge on fresh evidence only
 					n.fenceSilent(ctx, watch)
@@ -203,31 +203,44 @@ func (n *Node) watchBeats(ctx context.Context, watch beatWatch, mine time.Time) 
 		err = errBadRound
 	}
 	if err != nil {
-		return watch.interrupted(), err
+		// After an outage a node needs four beats of fresh silence.
+		return watch.interrupted(max(0, n.cfg.FailoverAfter-4*n.cfg.BeatEvery)), err
 	}
 	return watch.observe(&v, beats, start, end, 2*n.cfg.BeatEvery), nil
 }
 
 // fenceSilent fences the silent nodes, while this process holds the
-// lease, within one beat: those it has no time for wait for the next
-// round, so that beating and noticing its own fence are never held up.
+// lease, in one proposal that may take a beat, so that beating and noticing
+// its own fence are never held up; a proposal still pending then may yet
+// commit, and the next round proposes again (FenceNode is idempotent).
 func (n *Node) fenceSilent(ctx context.Context, watch beatWatch) {
 	if _, held := n.LeaseHolder(); !held {
 		return
 	}
+	v := n.plane.View()
+	dead := watch.silent(&v, n.cfg.ID, n.cfg.FailoverAfter)
+	if len(dead) == 0 {
+		return
+	}
+	fences := make([]domain.Command, len(dead))
+	for i, d := range dead {
+		fences[i] = &domain.FenceNode{By: n.Proposer(), Node: d.ID, Epoch: d.Epoch}
+	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.BeatEvery)
 	defer cancel()
-	v := n.plane.View()
-	for _, dead := range watch.silent(&v, n.cfg.ID, n.cfg.FailoverAfter) {
-		r, err := n.plane.ProposeOne(ctx, &domain.FenceNode{By: n.Proposer(), Node: dead.ID, Epoch: dead.Epoch})
-		switch {
-		case err != nil || !r.OK():
-			n.cfg.Logger.Warn("fencing a silent node failed; tried again next beat", "node", dead.ID, "epoch", dead.Epoch,
-				"result", r.String(), "err", err)
-			return
-		case r.Code == domain.ResultOK:
-			n.cfg.Logger.Warn("fenced a node whose heartbeat stopped: any streams it held open open on the next request for them",
-				"node", dead.ID, "epoch", dead.Epoch, "silent_for", watch.regs[dead.ID].quiet.Round(time.Millisecond))
+	results, err := n.plane.Propose(ctx, fences...)
+	if err != nil {
+		n.cfg.Logger.Info("fencing silent nodes is not confirmed yet; proposed again next beat", "nodes", len(dead), "err", err)
+		return
+	}
+	for i, r := range results {
+		switch d := dead[i]; r.Code {
+		case domain.ResultOK:
+			n.cfg.Logger.Warn("fenced a node whose heartbeat stopped: the streams it held open, if any, open on the next request for them",
+				"node", d.ID, "epoch", d.Epoch, "silent_for", watch.regs[d.ID].quiet.Round(time.Millisecond))
+		case domain.ResultRedundant:
+		default:
+			n.cfg.Logger.Warn("fencing a silent node was refused", "node", d.ID, "epoch", d.Epoch, "result", r.String())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -226,14 +227,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // Occasional failed readings pause the count without resetting it: a dead
 // node is still fenced.
 func TestFailoverThroughOccasionalReadErrors(t *testing.T) {
-	c := newFailoverCluster(t)
-	c.start(1, c.log.Lease(), &failingReads{Heartbeats: c.log.Heartbeats(), every: 5})
-	beats := &droppingBeats{Heartbeats: c.log.Heartbeats()}
-	doomed := c.start(2, nil, beats)
-	time.Sleep(2 * testFailoverAfter)
-	beats.down.Store(true)
-	if !fencedWithin(doomed, 20*testFailoverAfter) {
-		t.Fatal("a dead node was not fenced through occasional read errors")
+	for _, tc := range []struct{ every, failing int64 }{{5, 1}, {12, 2}} {
+		t.Run(fmt.Sprintf("%d of every %d", tc.failing, tc.every), func(t *testing.T) {
+			c := newFailoverCluster(t)
+			c.start(1, c.log.Lease(), &failingReads{Heartbeats: c.log.Heartbeats(), every: tc.every, failing: tc.failing})
+			beats := &droppingBeats{Heartbeats: c.log.Heartbeats()}
+			doomed := c.start(2, nil, beats)
+			time.Sleep(2 * testFailoverAfter)
+			beats.down.Store(true)
+			if !fencedWithin(doomed, 20*testFailoverAfter) {
+				t.Fatal("a dead node was not fenced through occasional read errors")
+			}
+		})
 	}
 }
 

@@ -71,7 +71,7 @@ func TestBeatWatchCountsOnlyGoodObservationTime(t *testing.T) {
 	want("9.6s after node 2's beat was seen", 3) // 4 gaps of 2.4s since the reading that showed it
 	read(30)                                     // the watcher stalled: a gap of 14.9s does not count
 	want("after a long gap", 3)
-	w = w.interrupted()
+	w = w.interrupted(0)
 	read(32.5) // a good reading after a bad round: its gap does not count, none is forgotten
 	want("after a bad round", 3)
 	read(35)
@@ -100,11 +100,18 @@ func TestBeatWatchCountsOnlyGoodObservationTime(t *testing.T) {
 	want("9.6s after node 3 registered again")
 	read(75)
 	want("12s after node 3 registered again", 3)
-	// Two bad rounds in a row forget all quiet.
-	w = w.interrupted()
+	// Two bad rounds in a row keep at most the given quiet (12s -> 5s):
+	// node 3 needs 5s of fresh silence again.
+	w = w.interrupted(5 * time.Second)
 	want("after one bad round", 3)
-	w = w.interrupted()
+	w = w.interrupted(5 * time.Second)
 	want("after two bad rounds in a row")
+	for _, at := range []float64{77.5, 80, 82.5} {
+		read(at)
+	}
+	want("4.8s after two bad rounds")
+	read(85)
+	want("7.2s after two bad rounds", 3)
 	// A watcher that just started judges nobody yet.
 	w = beatWatch{}
 	read(100)

@@ -120,15 +120,15 @@ func (b *blockingBeats) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
 	return b.Heartbeats.Beats(ctx)
 }
 
-// failingReads fails every nth reading.
+// failingReads fails the last `failing` readings of every `every`.
 type failingReads struct {
 	ports.Heartbeats
-	every int64
-	calls atomic.Int64
+	every, failing int64
+	calls          atomic.Int64
 }
 
 func (f *failingReads) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
-	if f.calls.Add(1)%f.every == 0 {
+	if f.calls.Add(1)%f.every >= f.every-f.failing {
 		return nil, errDatabaseDown
 	}
 	return f.Heartbeats.Beats(ctx)

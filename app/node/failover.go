@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/picomq/pico/domain"
@@ -151,6 +152,7 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			n.failover.beatFailing.Store(beatErr != nil)
 			beats.note(n.cfg.Logger, beatErr, "heartbeat not recorded; if this lasts --failover-after-sec, the cluster fences this node",
 				"heartbeat recorded again")
 			if n.cfg.FailoverAfter > 0 {
@@ -159,6 +161,7 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
+				n.failover.readingsUnusable.Store(readErr != nil)
 				readings.note(n.cfg.Logger, readErr, "heartbeat reading not usable: silences of other nodes are not counted meanwhile",
 					"heartbeats read again")
 				if readErr == nil { // judge on fresh evidence only
@@ -236,6 +239,7 @@ func (n *Node) fenceSilent(ctx context.Context, watch beatWatch) {
 	for i, r := range results {
 		switch d := dead[i]; r.Code {
 		case domain.ResultOK:
+			n.failover.fenced.Add(1)
 			n.cfg.Logger.Warn("fenced a node whose heartbeat stopped: the streams it held open, if any, open on the next request for them",
 				"node", d.ID, "epoch", d.Epoch, "silent_for", watch.regs[d.ID].quiet.Round(time.Millisecond))
 		case domain.ResultRedundant:
@@ -253,6 +257,12 @@ func (n *Node) showsBeat(beats []ports.Heartbeat, mine time.Time) bool {
 		}
 	}
 	return false
+}
+
+// failoverStats are the heartbeat loop's gauges and counter, for Stats.
+type failoverStats struct {
+	beatFailing, readingsUnusable atomic.Bool
+	fenced                        atomic.Int64
 }
 
 // failureLog logs when a recurring call starts or stops failing.

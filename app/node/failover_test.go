@@ -121,6 +121,9 @@ func TestFailoverFencesASilentNode(t *testing.T) {
 	if _, err := doomed.Streams().Append(ctx, "/s", ports.AppendRequest{Records: []domain.Record{{Body: []byte("late")}}}); err == nil {
 		t.Fatal("the fenced node still appends")
 	}
+	if st := judge.Stats(); st.NodesFenced != 1 || st.BeatFailing || st.ReadingsUnusable {
+		t.Fatalf("judge stats %+v, want one node fenced and heartbeats working", st)
+	}
 	if reg := registration(judge, 1); reg.Epoch != judge.Epoch() || fencedWithin(judge, 0) || judge.Ready() != nil {
 		t.Fatalf("the judge fenced itself or is not ready: %v", judge.Ready())
 	}
@@ -160,13 +163,16 @@ func TestFailoverSurvivesOutages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newFailoverCluster(t)
 			judgeDB, liveDB := tc.judge(c.log.Heartbeats()), tc.live(c.log.Heartbeats())
-			c.start(1, c.log.Lease(), judgeDB)
+			judge := c.start(1, c.log.Lease(), judgeDB)
 			live := c.start(2, nil, liveDB)
 			time.Sleep(4 * testFailoverAfter)
 			liveDB.fail(true)
 			time.Sleep(60 * time.Millisecond)
 			judgeDB.fail(true)
 			time.Sleep(2 * testFailoverAfter)
+			if !judge.Stats().ReadingsUnusable {
+				t.Error("during the outage the judge's stats do not say its readings are unusable")
+			}
 			judgeDB.fail(false)
 			time.Sleep(100 * time.Millisecond)
 			liveDB.fail(false)

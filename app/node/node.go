@@ -84,6 +84,7 @@ type Node struct {
 	fenced     chan struct{} // closed once this process is fenced
 	fencedOnce sync.Once
 	stopLease  context.CancelFunc // nil without a lease
+	failover   failoverStats
 }
 
 // Start opens the metadata plane and registers the node. Registration must
@@ -266,13 +267,21 @@ type Stats struct {
 	Streams        int    // streams in the cluster
 	AppliedIndex   uint64 // the metadata log row applied last
 	LeaseHeld      bool   // this process holds the maintenance lease
+	// BeatFailing: this process's last heartbeat was not recorded.
+	BeatFailing bool
+	// ReadingsUnusable: its last reading of the heartbeats did not count,
+	// so it counts no silence (failover.go).
+	ReadingsUnusable bool
+	NodesFenced      int64 // nodes this process fenced as silent
 }
 
 // Stats reads this process's counters and gauges.
 func (n *Node) Stats() Stats {
 	v := n.plane.View()
 	_, held := n.LeaseHolder()
-	s := Stats{Streams: v.StreamCount(), AppliedIndex: v.Index, LeaseHeld: held}
+	s := Stats{Streams: v.StreamCount(), AppliedIndex: v.Index, LeaseHeld: held,
+		BeatFailing: n.failover.beatFailing.Load(), ReadingsUnusable: n.failover.readingsUnusable.Load(),
+		NodesFenced: n.failover.fenced.Load()}
 	if n.wal != nil {
 		w := n.wal.Stats()
 		s.WALPuts, s.WALSubmissions = w.Puts, w.Submissions

@@ -51,6 +51,9 @@ const DefaultBeatEvery = 2500 * time.Millisecond
 // pause) is not fenced.
 const MinFailoverAfter = 4 * DefaultBeatEvery
 
+// maxFencesPerRound bounds a round's proposal, which is one log row.
+const maxFencesPerRound = 64
+
 // seenRegistration is how a watcher saw a registered node process and its
 // heartbeat record, and for how long it has looked so.
 type seenRegistration struct {
@@ -156,17 +159,7 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 			beats.note(n.cfg.Logger, beatErr, "heartbeat not recorded; if this lasts --failover-after-sec, the cluster fences this node",
 				"heartbeat recorded again")
 			if n.cfg.FailoverAfter > 0 {
-				var readErr error
-				watch, readErr = n.watchBeats(ctx, watch, mine)
-				if ctx.Err() != nil {
-					return
-				}
-				n.failover.readingsUnusable.Store(readErr != nil)
-				readings.note(n.cfg.Logger, readErr, "heartbeat reading not usable: silences of other nodes are not counted meanwhile",
-					"heartbeats read again")
-				if readErr == nil { // judge on fresh evidence only
-					n.fenceSilent(ctx, watch)
-				}
+				watch = n.judge(ctx, watch, mine, &readings)
 			}
 		}
 		select {
@@ -175,6 +168,22 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// judge reads the heartbeats into watch and, on a good round, fences the
+// silent nodes.
+func (n *Node) judge(ctx context.Context, watch beatWatch, mine time.Time, readings *failureLog) beatWatch {
+	watch, err := n.watchBeats(ctx, watch, mine)
+	if ctx.Err() != nil {
+		return watch
+	}
+	n.failover.readingsUnusable.Store(err != nil)
+	readings.note(n.cfg.Logger, err, "heartbeat reading not usable: silences of other nodes are not counted meanwhile",
+		"heartbeats read again")
+	if err == nil { // judge on fresh evidence only
+		n.fenceSilent(ctx, watch)
+	}
+	return watch
 }
 
 // beat records this process's heartbeat, within a beat, and returns its
@@ -225,6 +234,7 @@ func (n *Node) fenceSilent(ctx context.Context, watch beatWatch) {
 	if len(dead) == 0 {
 		return
 	}
+	dead = dead[:min(len(dead), maxFencesPerRound)] // one row; the rest next round
 	fences := make([]domain.Command, len(dead))
 	for i, d := range dead {
 		fences[i] = &domain.FenceNode{By: n.Proposer(), Node: d.ID, Epoch: d.Epoch}

@@ -36,23 +36,29 @@ func newFailoverCluster(t *testing.T) *failoverCluster {
 
 // start starts node id beating through beats every 20 ms; with lease it
 // may judge. Uploads to data objects wait an hour, so appends stay in the
-// WAL.
-func (c *failoverCluster) start(id domain.NodeID, lease ports.Lease, beats ports.Heartbeats) *Node {
+// WAL. Options change the rest of its Config.
+func (c *failoverCluster) start(id domain.NodeID, lease ports.Lease, beats ports.Heartbeats, options ...func(*Config)) *Node {
 	c.t.Helper()
-	return c.startBeating(id, lease, beats, 20*time.Millisecond)
-}
-
-// startBeating is start with another beat interval (at most a quarter of
-// the window).
-func (c *failoverCluster) startBeating(id domain.NodeID, lease ports.Lease, beats ports.Heartbeats, every time.Duration) *Node {
-	c.t.Helper()
-	n, err := Start(context.Background(), Config{ID: id, Address: "x", Slots: 1, Log: c.log, Lease: lease, Store: c.store,
-		Heartbeats: beats, FailoverAfter: testFailoverAfter, BeatEvery: every, UploadEvery: time.Hour})
+	cfg := Config{ID: id, Address: "x", Slots: 1, Log: c.log, Lease: lease, Store: c.store,
+		Heartbeats: beats, FailoverAfter: testFailoverAfter, BeatEvery: 20 * time.Millisecond, UploadEvery: time.Hour}
+	for _, o := range options {
+		o(&cfg)
+	}
+	n, err := Start(context.Background(), cfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(func() { _ = n.Close() })
 	return n
+}
+
+// awaitRecords waits until n node ids have heartbeat records.
+func (c *failoverCluster) awaitRecords(n int) {
+	c.t.Helper()
+	waitFor(c.t, "heartbeat records", func() bool {
+		recorded, _ := c.log.Heartbeats().Beats(context.Background())
+		return len(recorded) == n
+	})
 }
 
 func fencedWithin(n *Node, d time.Duration) bool {
@@ -135,10 +141,7 @@ func TestFailoverFencesANodeThatNeverBeat(t *testing.T) {
 	c := newFailoverCluster(t)
 	c.start(1, c.log.Lease(), c.log.Heartbeats())
 	predecessor := c.start(2, nil, c.log.Heartbeats())
-	waitFor(t, "node 2 to beat", func() bool {
-		beats, _ := c.log.Heartbeats().Beats(context.Background())
-		return len(beats) == 2
-	})
+	c.awaitRecords(2)
 	_ = predecessor.Close()
 	beats := &droppingBeats{Heartbeats: c.log.Heartbeats()}
 	beats.down.Store(true)
@@ -191,7 +194,7 @@ func TestFailoverIgnoresStalledReadings(t *testing.T) {
 	c := newFailoverCluster(t)
 	judgeDB := &flakyBeats{Heartbeats: c.log.Heartbeats()}
 	c.start(1, c.log.Lease(), judgeDB)
-	live := c.startBeating(2, nil, c.log.Heartbeats(), testFailoverAfter/4)
+	live := c.start(2, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.BeatEvery = testFailoverAfter / 4 })
 	time.Sleep(4 * testFailoverAfter)
 	for range 5 {
 		judgeDB.stall.Store(int64(testFailoverAfter + 100*time.Millisecond))
@@ -273,4 +276,25 @@ func TestFencedWhileHeartbeatCallsHang(t *testing.T) {
 		t.Fatal("a superseded process whose heartbeat calls hang does not see it is fenced")
 	}
 	waitFor(t, "the lease to move to the newer process", func() bool { _, held := newer.LeaseHolder(); return held })
+}
+
+// A judge whose fencing proposal hangs (its metadata log stopped taking
+// rows) still beats and still sees that it is fenced: the proposal gets one
+// beat, not the judge's whole loop.
+func TestFencingNeverHoldsUpTheJudge(t *testing.T) {
+	c := newFailoverCluster(t)
+	judgeLog := &hangingAppends{MetaLog: c.log}
+	judge := c.start(1, c.log.Lease(), c.log.Heartbeats(), func(cfg *Config) { cfg.Log = judgeLog })
+	waitFor(t, "the judge to hold the lease", func() bool { _, held := judge.LeaseHolder(); return held })
+	beats := &droppingBeats{Heartbeats: c.log.Heartbeats()}
+	c.start(2, nil, beats)
+	c.awaitRecords(2)
+	judgeLog.fail(true)
+	t.Cleanup(func() { judgeLog.fail(false) })
+	beats.down.Store(true)
+	waitFor(t, "the judge's fence proposal to hang", func() bool { return judgeLog.gate.blocked.Load() > 0 })
+	c.start(1, nil, c.log.Heartbeats())
+	if !fencedWithin(judge, 20*testFailoverAfter) {
+		t.Fatal("a judge whose fence proposal hangs does not see it is fenced")
+	}
 }

@@ -133,3 +133,19 @@ func (f *failingReads) Beats(ctx context.Context) ([]ports.Heartbeat, error) {
 	}
 	return f.Heartbeats.Beats(ctx)
 }
+
+// hangingAppends holds every append to the metadata log while failing,
+// until released or its context ends; reads go through.
+type hangingAppends struct {
+	ports.MetaLog
+	gate blockingBeats // only its gate is used
+}
+
+func (h *hangingAppends) fail(on bool) { h.gate.fail(on) }
+
+func (h *hangingAppends) Append(ctx context.Context, index uint64, payload []byte) error {
+	if err := h.gate.wait(ctx); err != nil {
+		return err
+	}
+	return h.MetaLog.Append(ctx, index, payload)
+}

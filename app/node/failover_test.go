@@ -298,3 +298,23 @@ func TestFencingNeverHoldsUpTheJudge(t *testing.T) {
 		t.Fatal("a judge whose fence proposal hangs does not see it is fenced")
 	}
 }
+
+// A node that stops cleanly leaves the cluster itself: it takes no more
+// placements at once, and failover has nothing to fence.
+func TestCleanStopLeavesTheCluster(t *testing.T) {
+	c := newFailoverCluster(t)
+	judge := c.start(1, c.log.Lease(), c.log.Heartbeats())
+	leaving := c.start(2, nil, c.log.Heartbeats())
+	c.awaitRecords(2)
+	if err := leaving.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the judge to see node 2 leave", func() bool { return registration(judge, 2).Epoch == leaving.Epoch()+1 })
+	if reg := registration(judge, 2); reg.Slots != 0 {
+		t.Fatalf("node 2 left with %d slots, want 0", reg.Slots)
+	}
+	time.Sleep(3 * testFailoverAfter)
+	if n := judge.Stats().NodesFenced; n != 0 {
+		t.Fatalf("the judge fenced %d nodes after a clean stop, want 0", n)
+	}
+}

@@ -298,7 +298,8 @@ func (n *Node) Drain() { n.draining.Store(true) }
 // Close hands every open stream back (committed to data objects and
 // closed, so any node opens it without recovery), stops background work,
 // makes anything still buffered durable (the WAL uploads what it holds),
-// and stops the metadata plane. Call it once no more requests arrive.
+// leaves the cluster, and stops the metadata plane. Call it once no more
+// requests arrive.
 func (n *Node) Close() error {
 	n.Drain()
 	if n.engine != nil {
@@ -315,7 +316,25 @@ func (n *Node) Close() error {
 			n.cfg.Logger.Warn("WAL closed with an error", "err", err)
 		}
 	}
+	n.leave()
 	return n.plane.Close()
+}
+
+// leave fences this process itself once it has stopped: no stream is
+// placed on it any more, a stream it could not hand back opens elsewhere at
+// once, and failover has nobody to judge (failover.go). A restart registers
+// again.
+func (n *Node) leave() {
+	v := n.plane.View()
+	if reg, ok := v.Node(n.cfg.ID); !ok || reg.Epoch != n.cfg.Epoch {
+		return // fenced or superseded already
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p := n.Proposer()
+	if r, err := n.plane.ProposeOne(ctx, &domain.FenceNode{By: p, Node: p.Node, Epoch: p.Epoch}); err != nil || !r.OK() {
+		n.cfg.Logger.Warn("could not leave the cluster; failover fences this node later", "result", r.String(), "err", err)
+	}
 }
 
 // clusterKey is the registry key holding the cluster's name.

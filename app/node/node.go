@@ -332,7 +332,8 @@ func (n *Node) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p := n.Proposer()
-	if r, err := n.plane.ProposeOne(ctx, &domain.FenceNode{By: p, Node: p.Node, Epoch: p.Epoch}); err != nil || !r.OK() {
+	r, err := n.plane.ProposeOne(ctx, &domain.FenceNode{By: p, Node: p.Node, Epoch: p.Epoch})
+	if err != nil || (!r.OK() && r.Code != domain.ResultNodeFenced) { // fenced: superseded meanwhile
 		n.cfg.Logger.Warn("could not leave the cluster; failover fences this node later", "result", r.String(), "err", err)
 	}
 }

@@ -57,7 +57,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	f := &serveFlags{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.UintVar(&f.nodeID, "node-id", 1, "stable id of this node in the cluster (1 or more)")
-	fs.Uint64Var(&f.nodeEpoch, "node-epoch", 0, "epoch of this process; 0 picks the wall clock in ms, above any earlier one")
+	fs.Uint64Var(&f.nodeEpoch, "node-epoch", 0, "epoch of this process, above the node's registered one (a clean stop or a fence moves that up by one); 0 picks the wall clock in ms, above it")
 	fs.UintVar(&f.slots, "slots", 1, "placement weight; 0 takes no new streams")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:4437", "protocol listener address")
 	fs.StringVar(&f.adminListen, "admin-listen", "127.0.0.1:9090", "admin listener address (probes, cluster view)")

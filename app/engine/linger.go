@@ -83,7 +83,7 @@ func (w *WAL) lingerExpired() {
 		return
 	}
 	w.linger.active = false
-	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+	if w.canSealLocked() {
 		w.sealLocked()
 	}
 }

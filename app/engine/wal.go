@@ -228,9 +228,15 @@ func (w *WAL) upload(b *bulk) {
 	if w.failed != nil || (w.inflight == 0 && acked > 0 && w.lingerLocked(acked)) {
 		return
 	}
-	if len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+	if w.canSealLocked() {
 		w.sealLocked()
 	}
+}
+
+// canSealLocked reports whether the draft holds frames that may leave now:
+// the WAL works and an upload slot is free.
+func (w *WAL) canSealLocked() bool {
+	return w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight
 }
 
 // advanceLocked acknowledges stored bulks in sequence order and returns the
@@ -290,7 +296,7 @@ func (w *WAL) Err() error {
 func (w *WAL) Close() error {
 	w.mu.Lock()
 	w.closing = true // no lingers: what is buffered leaves as soon as it can
-	if w.failed == nil && len(w.open.done) > 0 && w.inflight < w.cfg.MaxInFlight {
+	if w.canSealLocked() {
 		w.sealLocked()
 	}
 	for w.failed == nil && (w.inflight > 0 || len(w.open.done) > 0) {

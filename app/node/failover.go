@@ -297,8 +297,7 @@ func (n *Node) Fenced() <-chan struct{} { return n.fenced }
 // checkFenced reports whether this process was fenced, closing Fenced the
 // first time it sees so.
 func (n *Node) checkFenced() bool {
-	v := n.plane.View()
-	if reg, ok := v.Node(n.cfg.ID); ok && reg.Epoch == n.cfg.Epoch {
+	if v := n.plane.View(); !v.Superseded(n.Proposer()) {
 		return false
 	}
 	n.fencedOnce.Do(func() {

@@ -325,8 +325,7 @@ func (n *Node) Close() error {
 // once, and failover has nobody to judge (failover.go). A restart registers
 // again.
 func (n *Node) leave() {
-	v := n.plane.View()
-	if reg, ok := v.Node(n.cfg.ID); !ok || reg.Epoch != n.cfg.Epoch {
+	if v := n.plane.View(); v.Superseded(n.Proposer()) {
 		return // fenced or superseded already
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -59,10 +59,7 @@ func walParams(value string, cfg *engine.WALConfig) (string, error) {
 		}
 	}
 	if v := q.Get("linger"); v != "" {
-		d, err := time.ParseDuration(v)
-		if v == "0" {
-			d, err = 0, nil
-		}
+		d, err := time.ParseDuration(v) // "0" parses too
 		if err != nil || d < 0 {
 			return "", fmt.Errorf("--wal: linger=%q is not a duration such as 5ms (0 turns it off)", v)
 		}

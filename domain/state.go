@@ -222,16 +222,27 @@ func (s *State) Superseded(p Proposer) bool {
 // and the writers streams list as unrecovered.
 func (s *State) WALsInUse() map[Proposer]bool {
 	used := map[Proposer]bool{}
-	s.streams.All(func(_ uint64, st *Stream) bool {
-		if st.Open {
-			used[Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}] = true
-		}
-		for _, p := range st.Unrecovered {
-			used[p] = true
-		}
+	s.StreamsNamingWALs(func(p Proposer, _ *Stream) bool {
+		used[p] = true
 		return true
 	})
 	return used
+}
+
+// StreamsNamingWALs calls fn for each stream and each node process whose
+// WAL a takeover of it would read (see WALsInUse), until fn returns false.
+func (s *State) StreamsNamingWALs(fn func(p Proposer, st *Stream) bool) {
+	s.streams.All(func(_ uint64, st *Stream) bool {
+		if st.Open && !fn(Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}, st) {
+			return false
+		}
+		for _, p := range st.Unrecovered {
+			if !fn(p, st) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // Reservation returns a reserved object id.

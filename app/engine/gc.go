@@ -82,7 +82,7 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 }
 
 // maintain runs the lease holder's chores: reservation expiry, garbage
-// collection and the bulks gone processes left in their WALs.
+// collection and the dead-WAL passes.
 func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	if _, held := lease.Held(); !held {
 		return
@@ -93,10 +93,28 @@ func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("garbage collection failed", "err", err)
 	}
-	if now := e.cfg.Now(); now.Sub(e.deadWALs.at) >= deadWALsEvery {
-		e.deadWALs.at = now
-		if _, err := e.CollectDeadWALs(ctx); err != nil && ctx.Err() == nil {
-			e.cfg.Logger.Warn("collecting dead WALs failed", "err", err)
-		}
+	e.deadWALPass(ctx)
+}
+
+// deadWALPass takes over what gone processes left in their WALs, then
+// deletes the bulks no takeover needs: every deadWALsEvery, at once when a
+// node registered or was fenced (a process may have just gone), and on the
+// next tick while a pass leaves work.
+func (e *Engine) deadWALPass(ctx context.Context) {
+	v := e.cfg.Plane.View()
+	now, nodes := e.cfg.Now(), nodesFingerprint(&v)
+	d := &e.deadWALs
+	if now.Sub(d.at) < deadWALsEvery && !d.again && nodes == d.nodes {
+		return
+	}
+	d.at, d.nodes = now, nodes
+	ctx, cancel := context.WithTimeout(ctx, deadWALPassBudget)
+	defer cancel()
+	var err error
+	if _, d.again, err = e.RecoverDeadWALs(ctx); err != nil && ctx.Err() == nil {
+		e.cfg.Logger.Warn("taking over streams gone processes left records of failed", "err", err)
+	}
+	if _, err := e.CollectDeadWALs(ctx); err != nil && ctx.Err() == nil {
+		e.cfg.Logger.Warn("collecting dead WALs failed", "err", err)
 	}
 }

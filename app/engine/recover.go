@@ -191,6 +191,9 @@ func (e *Engine) rewrite(ctx context.Context, s *stream, frames []domain.Frame) 
 // stream is recovered, and the whole entry with the last one.
 type fencedWAL struct {
 	byStream map[uint64][]domain.Frame
+	// tails is, per stream, the end of its last frame: what a takeover of
+	// it could recover up to. It stays as frames are handed out.
+	tails map[uint64]uint64
 }
 
 // predecessorFrames fences the WAL of process prev (on first use) and
@@ -198,24 +201,41 @@ type fencedWAL struct {
 func (e *Engine) predecessorFrames(ctx context.Context, prev domain.Proposer, id uint64) ([]domain.Frame, error) {
 	e.fencing.Lock()
 	defer e.fencing.Unlock()
-	w, ok := e.fenced[prev]
-	if !ok {
-		frames, err := FenceWAL(ctx, e.cfg.WAL.cfg.Store, prev.Node, prev.Epoch, e.cfg.By)
-		if err != nil {
-			return nil, err
-		}
-		w = &fencedWAL{byStream: map[uint64][]domain.Frame{}}
-		for _, f := range frames {
-			w.byStream[f.Stream] = append(w.byStream[f.Stream], f)
-		}
-		e.fenced[prev] = w
+	w, err := e.fencedLocked(ctx, prev)
+	if err != nil {
+		return nil, err
 	}
 	frames := w.byStream[id]
+	e.dropFencedLocked(prev, w, id)
+	return frames, nil
+}
+
+// fencedLocked returns prev's fenced WAL, fencing and reading it if it is
+// not cached. Under e.fencing.
+func (e *Engine) fencedLocked(ctx context.Context, prev domain.Proposer) (*fencedWAL, error) {
+	if w, ok := e.fenced[prev]; ok {
+		return w, nil
+	}
+	frames, err := FenceWAL(ctx, e.cfg.WAL.cfg.Store, prev.Node, prev.Epoch, e.cfg.By)
+	if err != nil {
+		return nil, err
+	}
+	w := &fencedWAL{byStream: map[uint64][]domain.Frame{}, tails: map[uint64]uint64{}}
+	for _, f := range frames {
+		w.byStream[f.Stream] = append(w.byStream[f.Stream], f)
+		w.tails[f.Stream] = max(w.tails[f.Stream], f.End())
+	}
+	e.fenced[prev] = w
+	return w, nil
+}
+
+// dropFencedLocked forgets prev's frames of stream id, and prev's WAL once
+// no stream's frames are left. Under e.fencing.
+func (e *Engine) dropFencedLocked(prev domain.Proposer, w *fencedWAL, id uint64) {
 	delete(w.byStream, id)
 	if len(w.byStream) == 0 {
 		delete(e.fenced, prev)
 	}
-	return frames, nil
 }
 
 // lastSection returns the stream's section of the data object holding its

@@ -4,30 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
-// deadWALPasses is what CollectDeadWALs keeps between passes.
-type deadWALPasses struct {
-	at        time.Time       // the maintenance loop's last pass
-	after     string          // where the next pass lists from; under Engine.mu
-	fenceKeys map[string]bool // keys found to hold fences, which stay; under Engine.mu
-}
-
 // maxDeadWALKeys bounds the keys one CollectDeadWALs pass looks at.
 const maxDeadWALKeys = 10_000
 
-// deadWALsEvery spaces the maintenance loop's CollectDeadWALs passes: each
-// lists the whole WAL key space, and crashes are rare.
-const deadWALsEvery = time.Minute
-
 // CollectDeadWALs deletes the bulks that gone processes left in their WALs
 // once no takeover can need them: the process is superseded (its node
-// re-registered or was fenced) and no stream is still open on it or lists
-// it as unrecovered. A process that crashed leaves the bulks it had not
+// re-registered or was fenced) and either no stream is still open on it or
+// lists it as unrecovered, or the last RecoverDeadWALs pass found it
+// drained (none of those streams has records in its WAL beyond its
+// committed end, which only grows, and the fenced WAL cannot change). A process that crashed leaves the bulks it had not
 // retired; without this they would stay forever, one set per restart.
 //
 // Fence objects stay: a paused process that comes back retries its put at
@@ -42,9 +32,12 @@ func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	inUse := v.WALsInUse()
+	e.mu.Lock()
+	drained := e.deadWALs.drained
+	e.mu.Unlock()
 	var bulks []string
 	for _, k := range candidates {
-		if p, _, _ := domain.ParseWALKey(k); inUse[p] {
+		if p, _, _ := domain.ParseWALKey(k); inUse[p] && !drained[p] {
 			continue
 		}
 		head, err := store.Get(ctx, k, 0, domain.FenceProbeBytes)

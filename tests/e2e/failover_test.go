@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +18,8 @@ import (
 // to the cluster it is dead, though it may come back); the other node, once
 // the owner's heartbeat has been silent for --failover-after-sec, fences it
 // and serves the stream itself with every record the owner acknowledged,
-// here still only in the owner's WAL, with nobody running a command. When
+// here still only in the owner's WAL, with nobody running a command or
+// asking for the stream. When
 // the owner resumes it finds itself fenced and exits non-zero, so that a
 // supervisor restarts it at a fresh epoch.
 func TestFailoverWithoutOperator(t *testing.T) {
@@ -43,9 +46,12 @@ func TestFailoverWithoutOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	// Redirected to the stopped owner until the judge fences it.
-	page := awaitAnswer(t, judge.URL+path+"?seq=0", http.StatusOK, http.StatusTemporaryRedirect, 60*time.Second)
-	t.Logf("served by the other node %v after the owner stopped", time.Since(stopped).Round(100*time.Millisecond))
+	// With nobody asking for the stream, the judge takes it over once it
+	// has fenced the owner: the records only the owner's WAL held are
+	// committed, where listings and subscriptions see them.
+	awaitListedNext(t, judge.URL, path, 3, 60*time.Second)
+	t.Logf("committed by the other node %v after the owner stopped", time.Since(stopped).Round(100*time.Millisecond))
+	page := send(t, "GET", judge.URL+path+"?seq=0", nil, nil).wantStatus(t, http.StatusOK)
 	wantBodies(t, page.what, page.records(t), 0, "a", "b", "c")
 	mustAppend(t, judge.URL+path, "text/plain", []byte("d")).wantHeaders(t, "Pico-Next-Seq", "4")
 	if !strings.Contains(judge.Stderr.String(), "fenced a node whose heartbeat stopped") {
@@ -67,4 +73,25 @@ func TestFailoverWithoutOperator(t *testing.T) {
 	}
 	page = send(t, "GET", judge.URL+path+"?seq=0", nil, nil).wantStatus(t, 200)
 	wantBodies(t, page.what, page.records(t), 0, "a", "b", "c", "d")
+}
+
+// awaitListedNext polls the stream listing of base's node until stream name
+// shows next_seq next. A listing opens no stream: it shows committed offsets.
+func awaitListedNext(t *testing.T, base, name string, next uint64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := send(t, "GET", rootURL(base)+"/?prefix="+url.QueryEscape(name), nil, nil).wantStatus(t, http.StatusOK)
+		var page listPage
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			t.Fatalf("%s: %s: %v", r.what, clipBody(r.body), err)
+		}
+		if len(page.Streams) == 1 && page.Streams[0].NextSeq == next {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s after %v, want %s at next_seq %d", r.what, clipBody(r.body), within, name, next)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/picomq/pico/domain"
+)
+
+// A process that dies (a crash, a kill, a fence by failover) leaves in its
+// WAL the appends it acknowledged and had not uploaded yet. Any open of one
+// of its streams recovers them, but until a client asks for that stream
+// they reach neither data objects nor what reads only those (subscriptions,
+// listings, reads on other nodes), and CollectDeadWALs keeps the whole WAL
+// while any stream still names the process. So the maintenance lease holder
+// takes over, soon after a process is superseded, each of its streams whose
+// WAL records go beyond the committed end, and closes it again once they
+// are committed. Streams whose records are all committed are left alone:
+// naming the gone process costs their next open one read of a fenced WAL.
+
+// deadWALPasses is what the dead-WAL passes (RecoverDeadWALs,
+// CollectDeadWALs) keep between passes.
+type deadWALPasses struct {
+	at        time.Time       // the maintenance loop's last pass
+	again     bool            // the last recovery pass left work for the next tick
+	nodes     uint64          // nodesFingerprint at the last pass
+	after     string          // where the next collection lists from; under Engine.mu
+	fenceKeys map[string]bool // keys found to hold fences, which stay; under Engine.mu
+	// tails holds, per gone process whose WAL was read, fencedWAL.tails:
+	// its WAL cannot change any more. Under Engine.mu.
+	tails map[domain.Proposer]map[uint64]uint64
+	// drained marks the gone processes whose WAL holds nothing a takeover
+	// still needs, though streams name them: CollectDeadWALs may delete
+	// their bulks. Under Engine.mu.
+	drained map[domain.Proposer]bool
+}
+
+// deadWALsEvery spaces the maintenance loop's dead-WAL passes when no node
+// registered or was fenced meanwhile: each walks every stream and lists the
+// whole WAL key space.
+const deadWALsEvery = time.Minute
+
+// maxTakeoversPerPass bounds the streams one RecoverDeadWALs pass takes
+// over; the next maintenance tick goes on. takeoverWorkers run them side by
+// side, and deadWALPassBudget bounds a pass, which holds up this node's
+// maintenance loop.
+const (
+	maxTakeoversPerPass = 256
+	takeoverWorkers     = 8
+	deadWALPassBudget   = 20 * time.Second
+)
+
+// RecoverDeadWALs takes over, here, every stream that a superseded process
+// (its node re-registered or was fenced) still names and whose records in
+// that process's WAL go beyond its committed end, up to
+// maxTakeoversPerPass of them, and closes each again once they are
+// committed. A stream open on a live process is that process's to recover.
+// It marks the superseded processes none of whose named streams needs a
+// takeover as drained, for CollectDeadWALs. Only the maintenance lease
+// holder should call it. It returns how many streams it took over and
+// whether any are left for another pass.
+func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, err error) {
+	v := e.cfg.Plane.View()
+	naming := map[domain.Proposer][]*domain.Stream{}
+	v.StreamsNamingWALs(func(p domain.Proposer, st *domain.Stream) bool {
+		if v.Superseded(p) {
+			naming[p] = append(naming[p], st)
+		}
+		return true
+	})
+	drained := map[domain.Proposer]bool{}
+	tails := map[domain.Proposer]map[uint64]uint64{}
+	var todo []uint64
+	for p, streams := range naming {
+		t, readErr := e.deadTails(ctx, &v, p)
+		if readErr != nil {
+			err = readErr
+			continue
+		}
+		tails[p] = t
+		drained[p] = true
+		for _, st := range streams {
+			if t[st.ID] <= st.End {
+				continue // every record the WAL holds of it is committed
+			}
+			drained[p] = false
+			if !v.IsOpen(st) {
+				todo = append(todo, st.ID)
+			}
+		}
+	}
+	e.mu.Lock()
+	e.deadWALs.tails, e.deadWALs.drained = tails, drained
+	e.mu.Unlock()
+	e.forgetFenced(naming, drained)
+	slices.Sort(todo)
+	todo = slices.Compact(todo) // a stream may name several gone processes
+	more = len(todo) > maxTakeoversPerPass
+	todo = todo[:min(len(todo), maxTakeoversPerPass)]
+	tookOver, takeErr := e.takeOverAll(ctx, todo)
+	if tookOver > 0 {
+		more = true // the next pass finds their processes drained
+		e.cfg.Logger.Info("took over streams gone processes left records of in their WALs", "streams", tookOver)
+	}
+	if takeErr != nil {
+		err = takeErr
+	}
+	return tookOver, more, err
+}
+
+// deadTails returns fencedWAL.tails of gone process p, fencing and reading
+// its WAL the first time. It leaves in the open cache only the frames of
+// streams a takeover still needs them for.
+func (e *Engine) deadTails(ctx context.Context, v *domain.State, p domain.Proposer) (map[uint64]uint64, error) {
+	e.mu.Lock()
+	t, ok := e.deadWALs.tails[p]
+	e.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	e.fencing.Lock()
+	defer e.fencing.Unlock()
+	w, err := e.fencedLocked(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	for id := range w.byStream {
+		if st, ok := v.Stream(id); !ok || w.tails[id] <= st.End {
+			e.dropFencedLocked(p, w, id) // a takeover would skip them all
+		}
+	}
+	return w.tails, nil
+}
+
+// forgetFenced drops the cached WALs of gone processes that no takeover
+// needs any more: drained, or named by no stream.
+func (e *Engine) forgetFenced(naming map[domain.Proposer][]*domain.Stream, drained map[domain.Proposer]bool) {
+	e.fencing.Lock()
+	defer e.fencing.Unlock()
+	for p := range e.fenced {
+		if drained[p] || len(naming[p]) == 0 {
+			delete(e.fenced, p)
+		}
+	}
+}
+
+// takeOverAll opens and closes the streams ids here, takeoverWorkers at a
+// time, and returns how many it did and the last error.
+func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
+	var (
+		mu   sync.Mutex
+		done int
+		last error
+		wg   sync.WaitGroup
+	)
+	next := make(chan uint64)
+	for range min(takeoverWorkers, len(ids)) {
+		wg.Go(func() {
+			for id := range next {
+				err := e.takeOver(ctx, id)
+				mu.Lock()
+				if err != nil {
+					last = err
+				} else {
+					done++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	return done, last
+}
+
+// takeOver opens stream id here, which recovers what earlier writers
+// acknowledged and commits it, and closes it again, so that any node opens
+// it next without reading a WAL.
+func (e *Engine) takeOver(ctx context.Context, id uint64) error {
+	if err := e.Open(ctx, id); err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotOwner) {
+			return nil // deleted, or opened elsewhere meanwhile: no longer ours to do
+		}
+		return err
+	}
+	return e.Close(ctx, id)
+}
+
+// nodesFingerprint changes whenever a node registers, re-registers or is
+// fenced: then a process may have become superseded.
+func nodesFingerprint(v *domain.State) uint64 {
+	h := fnv.New64a()
+	var buf [12]byte
+	v.Nodes(func(n *domain.Node) bool {
+		binary.LittleEndian.PutUint32(buf[:4], uint32(n.ID))
+		binary.LittleEndian.PutUint64(buf[4:], n.Epoch)
+		h.Write(buf[:])
+		return true
+	})
+	return h.Sum64()
+}

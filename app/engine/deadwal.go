@@ -38,6 +38,9 @@ type deadWALPasses struct {
 	// still needs, though streams name them: CollectDeadWALs may delete
 	// their bulks. Under Engine.mu.
 	drained map[domain.Proposer]bool
+	// unclosed holds the streams takeovers opened here and could not
+	// close, with the epoch they opened them at. Under Engine.mu.
+	unclosed map[uint64]uint64
 }
 
 // deadWALsEvery spaces the maintenance loop's dead-WAL passes when no node
@@ -85,11 +88,11 @@ func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, 
 		tails[p] = t
 		drained[p] = true
 		for _, st := range streams {
-			if t[st.ID] <= st.End {
-				continue // every record the WAL holds of it is committed
+			if t[st.ID] <= st.End || st.SoftDeleted {
+				continue // every record it holds of st is committed, or st is deleted (forks read only committed records)
 			}
 			drained[p] = false
-			if !v.IsOpen(st) {
+			if e.needsTakeover(&v, st) {
 				todo = append(todo, st.ID)
 			}
 		}
@@ -98,6 +101,7 @@ func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, 
 	e.deadWALs.tails, e.deadWALs.drained = tails, drained
 	e.mu.Unlock()
 	e.forgetFenced(naming, drained)
+	todo = append(todo, e.unclosedTakeovers(&v)...)
 	slices.Sort(todo)
 	todo = slices.Compact(todo) // a stream may name several gone processes
 	more = len(todo) > maxTakeoversPerPass
@@ -111,6 +115,41 @@ func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, 
 		err = takeErr
 	}
 	return tookOver, more, err
+}
+
+// needsTakeover reports whether the pass should open stream st, which
+// names a gone process whose WAL holds records of it beyond its end: no
+// live process holds it open, or this one does but no longer has it in
+// memory (an earlier takeover's recovery failed after its open applied:
+// opening it again finishes that recovery).
+func (e *Engine) needsTakeover(v *domain.State, st *domain.Stream) bool {
+	if st.TransferTo != 0 {
+		return false // its transfer's target opens it
+	}
+	if !v.IsOpen(st) {
+		return true
+	}
+	_, local := e.local(st.ID)
+	return st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch && !local
+}
+
+// unclosedTakeovers returns the streams earlier takeovers opened here and
+// could not close, that this process still holds at the epoch it opened
+// them at, and forgets the others.
+func (e *Engine) unclosedTakeovers(v *domain.State) []uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var ids []uint64
+	for id, epoch := range e.deadWALs.unclosed {
+		st, ok := v.Stream(id)
+		if _, local := e.streams[id]; !ok || !local || st.Epoch != epoch || !v.IsOpen(st) ||
+			st.Owner != e.cfg.By.Node || st.OwnerEpoch != e.cfg.By.Epoch {
+			delete(e.deadWALs.unclosed, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // deadTails returns fencedWAL.tails of gone process p, fencing and reading
@@ -150,7 +189,7 @@ func (e *Engine) forgetFenced(naming map[domain.Proposer][]*domain.Stream, drain
 }
 
 // takeOverAll opens and closes the streams ids here, takeoverWorkers at a
-// time, and returns how many it did and the last error.
+// time, until ctx ends, and returns how many it did and the last error.
 func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
 	var (
 		mu   sync.Mutex
@@ -162,11 +201,11 @@ func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
 	for range min(takeoverWorkers, len(ids)) {
 		wg.Go(func() {
 			for id := range next {
-				err := e.takeOver(ctx, id)
+				took, err := e.takeOver(ctx, id)
 				mu.Lock()
 				if err != nil {
 					last = err
-				} else {
+				} else if took {
 					done++
 				}
 				mu.Unlock()
@@ -174,6 +213,9 @@ func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
 		})
 	}
 	for _, id := range ids {
+		if ctx.Err() != nil {
+			break // the pass's budget is spent: the next pass goes on
+		}
 		next <- id
 	}
 	close(next)
@@ -183,15 +225,35 @@ func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
 
 // takeOver opens stream id here, which recovers what earlier writers
 // acknowledged and commits it, and closes it again, so that any node opens
-// it next without reading a WAL.
-func (e *Engine) takeOver(ctx context.Context, id uint64) error {
+// it next without reading a WAL; it reports whether it did. Once started
+// it runs to the end (an open does anyway): a pass's budget bounds which
+// takeovers start. A stream it opened and could not close is closed by a
+// later pass.
+func (e *Engine) takeOver(ctx context.Context, id uint64) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
+	defer cancel()
 	if err := e.Open(ctx, id); err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotOwner) {
-			return nil // deleted, or opened elsewhere meanwhile: no longer ours to do
+			return false, nil // deleted, or opened elsewhere meanwhile: no longer ours to do
 		}
-		return err
+		return false, err
 	}
-	return e.Close(ctx, id)
+	s, ok := e.local(id)
+	if !ok {
+		return true, nil // closed meanwhile
+	}
+	err := e.Close(ctx, id)
+	if errors.Is(err, ErrNotLocal) {
+		err = nil // closed meanwhile
+	}
+	e.mu.Lock()
+	if err != nil {
+		e.deadWALs.unclosed[id] = s.epoch
+	} else {
+		delete(e.deadWALs.unclosed, id)
+	}
+	e.mu.Unlock()
+	return err == nil, err
 }
 
 // nodesFingerprint changes whenever a node registers, re-registers or is

@@ -2,11 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // appendTo appends bodies to stream id, failing the test if it cannot.
@@ -112,4 +117,119 @@ func TestGoneWALStaysWhileALiveWriterRecoversFromIt(t *testing.T) {
 	if n, err := holder.engine.CollectDeadWALs(ctx); err != nil || n == 0 {
 		t.Fatalf("collected %d bulks (%v) once the recovery was done", n, err)
 	}
+}
+
+// A takeover whose recovery failed after its open applied leaves the stream
+// open on the lease holder but not in its memory; a later pass finishes it.
+func TestAFailedTakeoverIsFinishedByALaterPass(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	ctx := context.Background()
+	holder := startProcess(t, log, &dataGetFailsOnce{ObjectStore: store}, 2, 1)
+	old := takeOver(t, log, store, 1, 1, holder)
+	id := old.create(t, "/s")
+	old.appendTo(t, id, "a")
+	if _, err := old.engine.Upload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old.appendTo(t, id, "b") // only in (1, 1)'s WAL
+	restarted := takeOver(t, log, store, 1, 2, old)
+	holder.plane.WaitFor(ctx, restarted.plane.Applied())
+
+	if _, _, err := holder.engine.RecoverDeadWALs(ctx); err == nil {
+		t.Fatal("the first pass did not fail: the test did not set up its case")
+	}
+	for range 3 { // later passes, the store healthy again
+		holder.engine.RecoverDeadWALs(ctx)
+		holder.engine.CollectDeadWALs(ctx)
+	}
+	if st := holder.stream(t, id); st.End != 2 || st.Open {
+		t.Fatalf("after later passes: end %d, open %v (owner %d/%d, unrecovered %v); want end 2, let go",
+			st.End, st.Open, st.Owner, st.OwnerEpoch, st.Unrecovered)
+	}
+}
+
+// A pass whose budget runs out stops starting takeovers, but those it
+// started finish: their streams are let go, not left open on the holder.
+func TestTakeoversStartedWithinThePassBudgetFinish(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	passCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	holder := startProcess(t, log, &cancelOnPut{ObjectStore: store, prefix: domain.WALPrefix(2, 1), cancel: cancel}, 2, 1)
+	old := takeOver(t, log, store, 1, 1, holder)
+	a, b := old.create(t, "/a"), old.create(t, "/b")
+	old.appendTo(t, a, "a")
+	old.appendTo(t, b, "b")
+	restarted := takeOver(t, log, store, 1, 2, old)
+	holder.plane.WaitFor(context.Background(), restarted.plane.Applied())
+
+	if _, _, err := holder.engine.RecoverDeadWALs(passCtx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{a, b} {
+		if st := holder.stream(t, id); st.Open && st.Owner == 2 {
+			t.Errorf("stream %d left open on the lease holder after the pass budget ran out (end %d)", id, st.End)
+		}
+	}
+}
+
+// A deleted stream (kept for its fork) that still names a gone writer with
+// records beyond its end needs no takeover (forks read committed records
+// only) and does not keep that writer's WAL.
+func TestADeletedStreamDoesNotHoldUpItsGoneWriter(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	ctx := context.Background()
+	holder := startProcess(t, log, store, 2, 1)
+	old := takeOver(t, log, store, 1, 1, holder)
+	src := old.create(t, "/src")
+	old.appendTo(t, src, "a")
+	if err := old.engine.CommitThrough(ctx, src, 1); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := old.plane.ProposeOne(ctx, &domain.CreateFork{By: old.by, Name: "/fork", Source: src, At: 1}); err != nil || !r.OK() {
+		t.Fatalf("fork: %v %v", r, err)
+	}
+	old.appendTo(t, src, "x") // only in (1, 1)'s WAL
+	second := takeOver(t, log, &failOnce{ObjectStore: store}, 1, 2, old)
+	second.openMustFail(t, src) // lists (1, 1) as unrecovered, then dies
+	third := takeOver(t, log, store, 1, 3, second)
+	if err := third.engine.Delete(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	holder.plane.WaitFor(ctx, third.plane.Applied())
+	if st := holder.stream(t, src); !st.SoftDeleted || !slices.Contains(st.Unrecovered, old.by) {
+		t.Fatalf("the source is %+v: the test did not set up its case", st)
+	}
+	if _, _, err := holder.engine.RecoverDeadWALs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := holder.engine.CollectDeadWALs(ctx); err != nil || n == 0 {
+		t.Fatalf("collected %d bulks (%v): the deleted source held up its gone writer's WAL", n, err)
+	}
+}
+
+// dataGetFailsOnce fails the first Get of a data object.
+type dataGetFailsOnce struct {
+	ports.ObjectStore
+	failed atomic.Bool
+}
+
+func (s *dataGetFailsOnce) Get(ctx context.Context, key string, off, length int64) ([]byte, error) {
+	if strings.HasPrefix(key, "data/") && s.failed.CompareAndSwap(false, true) {
+		return nil, errors.New("store hiccup")
+	}
+	return s.ObjectStore.Get(ctx, key, off, length)
+}
+
+// cancelOnPut cancels a context at the first put under prefix.
+type cancelOnPut struct {
+	ports.ObjectStore
+	prefix string
+	cancel context.CancelFunc
+}
+
+func (s *cancelOnPut) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if strings.HasPrefix(key, s.prefix) {
+		s.cancel()
+	}
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,7 +73,7 @@ type Engine struct {
 	// whose recovery did not finish: the next open here finishes it from
 	// the same predecessors. Under mu.
 	recovering map[uint64]pendingRecovery
-	deadWALs   deadWALPasses // CollectDeadWALs' memory between passes
+	deadWALs   deadWALPasses // the dead-WAL passes' memory
 	opens      flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,
@@ -116,7 +117,7 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{},
 		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),
-		fenced: map[domain.Proposer]*fencedWAL{}, deadWALs: deadWALPasses{fenceKeys: map[string]bool{}},
+		fenced: map[domain.Proposer]*fencedWAL{}, deadWALs: deadWALPasses{fenceKeys: map[string]bool{}, unclosed: map[uint64]uint64{}},
 		room: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
@@ -187,8 +188,10 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	}
 	switch r.Code {
 	case domain.ResultOK, domain.ResultRedundant:
-		// Redundant: an earlier attempt of this very open applied, and
-		// the view read above predates it, so pending is still right.
+		// Redundant: an earlier attempt of this very open applied.
+		if pending, err = e.appliedOpen(id, pending.epoch); err != nil {
+			return err
+		}
 	case domain.ResultNotClosed:
 		return fmt.Errorf("%w: %s", ErrNotOwner, r.Reason)
 	case domain.ResultNotFound:
@@ -197,6 +200,26 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	}
 	return e.recoverOrRemember(ctx, pending)
+}
+
+// appliedOpen is the recovery of this process's open of stream id at epoch,
+// as the metadata holds it once the open applied. The view read before
+// proposing may predate a close of the stream (and commits) by a writer
+// that is still alive: judged from it, the recovery would fence that
+// process's WAL, all of its streams with it, and start from a stale end.
+// OpenStream itself lists the writer as unrecovered exactly when it had
+// not closed the stream, and nothing but this process changes the stream
+// at the new epoch.
+func (e *Engine) appliedOpen(id, epoch uint64) (pendingRecovery, error) {
+	v := e.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	switch {
+	case !ok:
+		return pendingRecovery{}, ErrNotFound
+	case st.Epoch != epoch || st.Owner != e.cfg.By.Node || st.OwnerEpoch != e.cfg.By.Epoch:
+		return pendingRecovery{}, fmt.Errorf("%w: opened again at epoch %d", ErrNotOwner, st.Epoch)
+	}
+	return pendingRecovery{prev: *st, epoch: epoch, sources: slices.Clone(st.Unrecovered)}, nil
 }
 
 // Close commits a stream's records to data objects and releases it, so any

@@ -33,6 +33,21 @@ func (p *process) stream(t *testing.T, id uint64) *domain.Stream {
 	return st
 }
 
+// holderAndWriter starts, on a fresh log and store, the lease holder (node
+// 2) and then a writer (node 1) caught up with it. The holder sees the store
+// through holderStore when that is not nil.
+func holderAndWriter(t *testing.T, holderStore func(ports.ObjectStore) ports.ObjectStore) (
+	ports.MetaLog, *memstore.Store, *process, *process) {
+	t.Helper()
+	log, store := memlog.New(), memstore.New()
+	var seen ports.ObjectStore = store
+	if holderStore != nil {
+		seen = holderStore(store)
+	}
+	holder := startProcess(t, log, seen, 2, 1)
+	return log, store, holder, takeOver(t, log, store, 1, 1, holder)
+}
+
 // When a process goes (here its node restarts), the lease holder's next
 // maintenance pass takes over the streams whose records exist only in the
 // gone process's WAL, commits them and lets them go, with no client asking;
@@ -85,10 +100,8 @@ func TestGoneProcessesRecordsAreTakenOverWithoutAClient(t *testing.T) {
 // that process's to recover: the lease holder neither takes it over nor
 // deletes the gone WAL it still needs, until the recovery is done.
 func TestGoneWALStaysWhileALiveWriterRecoversFromIt(t *testing.T) {
-	log, store := memlog.New(), memstore.New()
+	log, store, holder, old := holderAndWriter(t, nil)
 	ctx := context.Background()
-	holder := startProcess(t, log, store, 2, 1)
-	old := takeOver(t, log, store, 1, 1, holder)
 	id := old.create(t, "/s")
 	old.appendTo(t, id, "a")
 	live := startProcess(t, log, &failOnce{ObjectStore: store}, 3, 1)
@@ -122,10 +135,10 @@ func TestGoneWALStaysWhileALiveWriterRecoversFromIt(t *testing.T) {
 // A takeover whose recovery failed after its open applied leaves the stream
 // open on the lease holder but not in its memory; a later pass finishes it.
 func TestAFailedTakeoverIsFinishedByALaterPass(t *testing.T) {
-	log, store := memlog.New(), memstore.New()
+	log, store, holder, old := holderAndWriter(t, func(s ports.ObjectStore) ports.ObjectStore {
+		return &dataGetFailsOnce{ObjectStore: s}
+	})
 	ctx := context.Background()
-	holder := startProcess(t, log, &dataGetFailsOnce{ObjectStore: store}, 2, 1)
-	old := takeOver(t, log, store, 1, 1, holder)
 	id := old.create(t, "/s")
 	old.appendTo(t, id, "a")
 	if _, err := old.engine.Upload(ctx); err != nil {
@@ -176,10 +189,8 @@ func TestTakeoversStartedWithinThePassBudgetFinish(t *testing.T) {
 // records beyond its end needs no takeover (forks read committed records
 // only) and does not keep that writer's WAL.
 func TestADeletedStreamDoesNotHoldUpItsGoneWriter(t *testing.T) {
-	log, store := memlog.New(), memstore.New()
+	log, store, holder, old := holderAndWriter(t, nil)
 	ctx := context.Background()
-	holder := startProcess(t, log, store, 2, 1)
-	old := takeOver(t, log, store, 1, 1, holder)
 	src := old.create(t, "/src")
 	old.appendTo(t, src, "a")
 	if err := old.engine.CommitThrough(ctx, src, 1); err != nil {

@@ -52,10 +52,10 @@ type LeaseHolder interface {
 }
 
 // RunMaintenance uploads every uploadEvery (and at once when appends wait
-// for room) and, while lease says this node holds the maintenance lease,
-// expires reservations and collects garbage every maintainEvery, until ctx
-// ends. Errors are logged and retried on the next tick: every step is
-// idempotent.
+// for room), compacts every maintainEvery and, while lease says this node
+// holds the maintenance lease, runs the lease holder's chores every
+// maintainEvery too (however long uploadEvery is), until ctx ends. Errors
+// are logged and retried on the next tick: every step is idempotent.
 func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEvery, maintainEvery time.Duration) {
 	upload, maintain := time.NewTicker(uploadEvery), time.NewTicker(maintainEvery)
 	defer upload.Stop()
@@ -64,16 +64,12 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 		select {
 		case <-ctx.Done():
 			return
-		case <-upload.C:
-		case <-e.kick:
-		}
-		select {
-		case <-ctx.Done():
-			return
 		case <-maintain.C:
 			e.compactAll(ctx)
 			e.maintain(ctx, lease)
-		default:
+			continue
+		case <-upload.C:
+		case <-e.kick:
 		}
 		if _, err := e.Upload(ctx); err != nil && ctx.Err() == nil {
 			e.cfg.Logger.Warn("upload to data objects failed", "err", err)

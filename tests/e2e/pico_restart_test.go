@@ -277,3 +277,24 @@ func awaitStatus(t *testing.T, url string, status int, within time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestKilledNodeCommitsWhatItsWALHeld kills a single node (SIGKILL) while
+// its acknowledged appends are only in its WAL, and starts it again: with
+// nobody asking for the stream, the new process (the lease holder) takes
+// the stream over and commits them, so the listing shows them before any
+// read, and a read returns them all.
+func TestKilledNodeCommitsWhatItsWALHeld(t *testing.T) {
+	n := startNode(t, nodeConfig{dataDir: t.TempDir(),
+		flags: []string{"--wal-upload-interval-ms", "3600000"}}) // appends stay in its WAL
+	const path = "/restart/killed"
+	mustCreate(t, n.URL+path, "text/plain")
+	mustAppend(t, n.URL+path, "text/plain", []byte("a"))
+	mustAppend(t, n.URL+path, "text/plain", []byte("b"))
+	n.Stop(t, syscall.SIGKILL)
+
+	n = n.restart(t)
+	started := time.Now()
+	awaitListedNext(t, n.URL, path, 2, 20*time.Second)
+	t.Logf("committed %v after the restarted node was ready", time.Since(started).Round(100*time.Millisecond))
+	wantBodies(t, "after the restart", readAll(t, n.URL+path), 0, "a", "b")
+}

@@ -121,10 +121,11 @@ func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, 
 // names a gone process whose WAL holds records of it beyond its end: no
 // live process holds it open, or this one does but no longer has it in
 // memory (an earlier takeover's recovery failed after its open applied:
-// opening it again finishes that recovery).
+// opening it again finishes that recovery). A stream an open here is
+// working on is that open's: a client may be waiting for it.
 func (e *Engine) needsTakeover(v *domain.State, st *domain.Stream) bool {
-	if st.TransferTo != 0 {
-		return false // its transfer's target opens it
+	if st.TransferTo != 0 || e.opens.busy(st.ID) {
+		return false // its transfer's target, or the running open, recovers it
 	}
 	if !v.IsOpen(st) {
 		return true

@@ -183,7 +183,10 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	pending = pendingRecovery{prev: *st, epoch: st.Epoch + 1, sources: recoverySources(st, !closedCleanly)}
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.OpenStream{By: e.cfg.By, Stream: id, Epoch: pending.epoch})
 	if err != nil {
-		e.remember(pending) // the open may have applied
+		// The open may have applied. Nothing is read yet, so nothing is
+		// remembered: the next open here then finds the stream its own and
+		// takes the recovery from the metadata (reopenOwn), as appliedOpen
+		// does, not from the view read above.
 		return err
 	}
 	switch r.Code {

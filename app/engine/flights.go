@@ -41,3 +41,11 @@ func (f *flights) do(ctx context.Context, key uint64, fn func() error) error {
 	close(c.done)
 	return c.err
 }
+
+// busy reports whether a call for key is running.
+func (f *flights) busy(key uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.running[key]
+	return ok
+}

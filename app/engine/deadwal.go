@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/picomq/pico/domain"
@@ -41,6 +42,7 @@ type deadWALPasses struct {
 	// unclosed holds the streams takeovers opened here and could not
 	// close, with the epoch they opened them at. Under Engine.mu.
 	unclosed map[uint64]uint64
+	tookOver atomic.Int64 // streams taken over, in all passes
 }
 
 // deadWALsEvery spaces the maintenance loop's dead-WAL passes when no node
@@ -107,6 +109,7 @@ func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, 
 	more = len(todo) > maxTakeoversPerPass
 	todo = todo[:min(len(todo), maxTakeoversPerPass)]
 	tookOver, takeErr := e.takeOverAll(ctx, todo)
+	e.deadWALs.tookOver.Add(int64(tookOver))
 	if tookOver > 0 {
 		more = true // the next pass finds their processes drained
 		e.cfg.Logger.Info("took over streams gone processes left records of in their WALs", "streams", tookOver)
@@ -256,6 +259,9 @@ func (e *Engine) takeOver(ctx context.Context, id uint64) (bool, error) {
 	e.mu.Unlock()
 	return err == nil, err
 }
+
+// DeadWALTakeovers counts the streams RecoverDeadWALs took over.
+func (e *Engine) DeadWALTakeovers() int64 { return e.deadWALs.tookOver.Load() }
 
 // nodesFingerprint changes whenever a node registers, re-registers or is
 // fenced: then a process may have become superseded.

@@ -273,6 +273,9 @@ type Stats struct {
 	// so it counts no silence (failover.go).
 	ReadingsUnusable bool
 	NodesFenced      int64 // nodes this process fenced as silent
+	// DeadWALTakeovers counts the streams this process took over because a
+	// gone process's WAL held records of them not yet committed.
+	DeadWALTakeovers int64
 }
 
 // Stats reads this process's counters and gauges.
@@ -287,7 +290,7 @@ func (n *Node) Stats() Stats {
 		s.WALPuts, s.WALSubmissions = w.Puts, w.Submissions
 	}
 	if n.engine != nil {
-		s.StreamsWritten = n.engine.LocalCount()
+		s.StreamsWritten, s.DeadWALTakeovers = n.engine.LocalCount(), n.engine.DeadWALTakeovers()
 	}
 	return s
 }

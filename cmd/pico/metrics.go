@@ -20,6 +20,7 @@ func (a adminNode) Metrics() []adminhttp.Metric {
 		{Name: "lease_held", Help: "1 while this process holds the maintenance lease.", Value: oneIf(s.LeaseHeld)},
 		{Name: "heartbeat_failing", Help: "1 while this process's heartbeats are not recorded (the cluster fences it after --failover-after-sec).", Value: oneIf(s.BeatFailing)},
 		{Name: "heartbeat_readings_unusable", Help: "1 while this process's readings of the heartbeats do not count: it counts no node's silence.", Value: oneIf(s.ReadingsUnusable)},
+		{Name: "dead_wal_takeovers_total", Help: "Streams this process took over, as lease holder, to commit records a gone process had only in its WAL.", Counter: true, Value: float64(s.DeadWALTakeovers)},
 		{Name: "nodes_fenced_total", Help: "Nodes this process fenced because their heartbeat stopped.", Counter: true, Value: float64(s.NodesFenced)},
 	}
 }

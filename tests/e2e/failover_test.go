@@ -57,9 +57,10 @@ func TestFailoverWithoutOperator(t *testing.T) {
 	if !strings.Contains(judge.Stderr.String(), "fenced a node whose heartbeat stopped") {
 		t.Errorf("the judge did not log the fence\nstderr:\n%s", judge.Stderr)
 	}
-	if m, err := judge.Metrics(); err != nil || m["pico_nodes_fenced_total"] != 1 || m["pico_heartbeat_failing"] != 0 {
-		t.Errorf("the judge's /metrics: pico_nodes_fenced_total %v, pico_heartbeat_failing %v (%v); want 1 and 0",
-			m["pico_nodes_fenced_total"], m["pico_heartbeat_failing"], err)
+	if m, err := judge.Metrics(); err != nil || m["pico_nodes_fenced_total"] != 1 || m["pico_heartbeat_failing"] != 0 ||
+		m["pico_dead_wal_takeovers_total"] != 1 {
+		t.Errorf("the judge's /metrics: pico_nodes_fenced_total %v, pico_heartbeat_failing %v, pico_dead_wal_takeovers_total %v (%v); want 1, 0, 1",
+			m["pico_nodes_fenced_total"], m["pico_heartbeat_failing"], m["pico_dead_wal_takeovers_total"], err)
 	}
 
 	if err := owner.Cmd.Process.Signal(syscall.SIGCONT); err != nil {

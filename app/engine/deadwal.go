@@ -27,7 +27,7 @@ import (
 // deadWALPasses is what the dead-WAL passes (RecoverDeadWALs,
 // CollectDeadWALs) keep between passes.
 type deadWALPasses struct {
-	at        time.Time       // the maintenance loop's last pass
+	at        time.Time       // the last pass
 	again     bool            // the last recovery pass left work for the next tick
 	nodes     uint64          // nodesFingerprint at the last pass
 	after     string          // where the next collection lists from; under Engine.mu
@@ -43,6 +43,10 @@ type deadWALPasses struct {
 	// close, with the epoch they opened them at. Under Engine.mu.
 	unclosed map[uint64]uint64
 	tookOver atomic.Int64 // streams taken over, in all passes
+	// running is set while startDeadWALPass's pass runs, in passes; the
+	// fields above without a lock are that pass's.
+	running atomic.Bool
+	passes  sync.WaitGroup
 }
 
 // deadWALsEvery spaces the maintenance loop's dead-WAL passes when no node
@@ -68,8 +72,16 @@ const (
 // It marks the superseded processes none of whose named streams needs a
 // takeover as drained, for CollectDeadWALs. Only the maintenance lease
 // holder should call it. It returns how many streams it took over and
-// whether any are left for another pass.
+// whether any are left for another pass. It starts takeovers for up to
+// deadWALPassBudget; those started run to their end, or until ctx ends.
 func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, err error) {
+	budget, cancel := context.WithTimeout(ctx, deadWALPassBudget)
+	defer cancel()
+	return e.recoverDeadWALs(ctx, budget)
+}
+
+// recoverDeadWALs is RecoverDeadWALs, starting takeovers until budget ends.
+func (e *Engine) recoverDeadWALs(ctx, budget context.Context) (tookOver int, more bool, err error) {
 	v := e.cfg.Plane.View()
 	naming := map[domain.Proposer][]*domain.Stream{}
 	v.StreamsNamingWALs(func(p domain.Proposer, st *domain.Stream) bool {
@@ -108,7 +120,7 @@ func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, 
 	todo = slices.Compact(todo) // a stream may name several gone processes
 	more = len(todo) > maxTakeoversPerPass
 	todo = todo[:min(len(todo), maxTakeoversPerPass)]
-	tookOver, takeErr := e.takeOverAll(ctx, todo)
+	tookOver, takeErr := e.takeOverAll(ctx, budget, todo)
 	e.deadWALs.tookOver.Add(int64(tookOver))
 	if tookOver > 0 {
 		more = true // the next pass finds their processes drained
@@ -193,8 +205,9 @@ func (e *Engine) forgetFenced(naming map[domain.Proposer][]*domain.Stream, drain
 }
 
 // takeOverAll opens and closes the streams ids here, takeoverWorkers at a
-// time, until ctx ends, and returns how many it did and the last error.
-func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
+// time, starting none once budget ends, and returns how many it did and the
+// last error.
+func (e *Engine) takeOverAll(ctx, budget context.Context, ids []uint64) (int, error) {
 	var (
 		mu   sync.Mutex
 		done int
@@ -217,7 +230,7 @@ func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
 		})
 	}
 	for _, id := range ids {
-		if ctx.Err() != nil {
+		if budget.Err() != nil {
 			break // the pass's budget is spent: the next pass goes on
 		}
 		next <- id
@@ -229,12 +242,10 @@ func (e *Engine) takeOverAll(ctx context.Context, ids []uint64) (int, error) {
 
 // takeOver opens stream id here, which recovers what earlier writers
 // acknowledged and commits it, and closes it again, so that any node opens
-// it next without reading a WAL; it reports whether it did. Once started
-// it runs to the end (an open does anyway): a pass's budget bounds which
-// takeovers start. A stream it opened and could not close is closed by a
-// later pass.
+// it next without reading a WAL; it reports whether it did. A stream it
+// opened and could not close is closed by a later pass.
 func (e *Engine) takeOver(ctx context.Context, id uint64) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	if err := e.Open(ctx, id); err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotOwner) {

@@ -60,6 +60,7 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 	upload, maintain := time.NewTicker(uploadEvery), time.NewTicker(maintainEvery)
 	defer upload.Stop()
 	defer maintain.Stop()
+	defer e.deadWALs.passes.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -89,7 +90,21 @@ func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	if _, err := e.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("garbage collection failed", "err", err)
 	}
-	e.deadWALPass(ctx)
+	e.startDeadWALPass(ctx)
+}
+
+// startDeadWALPass runs deadWALPass beside the maintenance loop, one pass
+// at a time: its takeovers may take a while, and the loop must go on
+// uploading (appends waiting for room depend on it).
+func (e *Engine) startDeadWALPass(ctx context.Context) {
+	d := &e.deadWALs
+	if !d.running.CompareAndSwap(false, true) {
+		return
+	}
+	d.passes.Go(func() {
+		defer d.running.Store(false)
+		e.deadWALPass(ctx)
+	})
 }
 
 // deadWALPass takes over what gone processes left in their WALs, then
@@ -104,8 +119,6 @@ func (e *Engine) deadWALPass(ctx context.Context) {
 		return
 	}
 	d.at, d.nodes = now, nodes
-	ctx, cancel := context.WithTimeout(ctx, deadWALPassBudget)
-	defer cancel()
 	var err error
 	if _, d.again, err = e.RecoverDeadWALs(ctx); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("taking over streams gone processes left records of failed", "err", err)

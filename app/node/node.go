@@ -125,12 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	if cfg.Lease != nil {
-		// The holder is the node, not the process: a process restarted
-		// after a crash takes the lease its predecessor held at once (a
-		// re-acquire bumps the epoch, so the predecessor, if it still
-		// runs, loses it at its next renewal) instead of waiting for it
-		// to expire. Nothing's correctness depends on the lease.
-		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: fmt.Sprintf("node-%d", cfg.ID),
+		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: fmt.Sprintf("node-%d-%d", cfg.ID, cfg.Epoch),
 			Now: cfg.Now, Logger: cfg.Logger}
 		// A fenced process lets the lease go at once (failover.go).
 		leaseCtx, stopLease := context.WithCancel(runCtx)

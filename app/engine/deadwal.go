@@ -72,15 +72,17 @@ const (
 // It marks the superseded processes none of whose named streams needs a
 // takeover as drained, for CollectDeadWALs. Only the maintenance lease
 // holder should call it. It returns how many streams it took over and
-// whether any are left for another pass. It starts takeovers for up to
-// deadWALPassBudget; those started run to their end, or until ctx ends.
+// whether any are left for another pass. It reads gone WALs and starts
+// takeovers for up to deadWALPassBudget; takeovers started run to their
+// end, or until ctx ends.
 func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, err error) {
 	budget, cancel := context.WithTimeout(ctx, deadWALPassBudget)
 	defer cancel()
 	return e.recoverDeadWALs(ctx, budget)
 }
 
-// recoverDeadWALs is RecoverDeadWALs, starting takeovers until budget ends.
+// recoverDeadWALs is RecoverDeadWALs, reading gone WALs and starting
+// takeovers until budget ends.
 func (e *Engine) recoverDeadWALs(ctx, budget context.Context) (tookOver int, more bool, err error) {
 	v := e.cfg.Plane.View()
 	naming := map[domain.Proposer][]*domain.Stream{}
@@ -94,7 +96,7 @@ func (e *Engine) recoverDeadWALs(ctx, budget context.Context) (tookOver int, mor
 	tails := map[domain.Proposer]map[uint64]uint64{}
 	var todo []uint64
 	for p, streams := range naming {
-		t, readErr := e.deadTails(ctx, &v, p)
+		t, readErr := e.deadTails(budget, &v, p) // it holds e.fencing, which client opens need
 		if readErr != nil {
 			err = readErr
 			continue

@@ -311,3 +311,29 @@ func TestAHangingPassDoesNotHoldUpUploads(t *testing.T) {
 	stop()
 	<-loopDone
 }
+
+// Reading a gone WAL holds the lock that client opens recovering from other
+// gone WALs need: a read that hangs ends with the pass's budget.
+func TestAHangingGoneWALReadEndsWithThePassBudget(t *testing.T) {
+	gone := domain.WALPrefix(1, 1)
+	release := make(chan struct{})
+	defer close(release)
+	log, store, holder, old := holderAndWriter(t, func(s ports.ObjectStore) ports.ObjectStore {
+		return &blockedGets{ObjectStore: s, prefix: gone, release: release}
+	})
+	old.appendTo(t, old.create(t, "/s"), "a")
+	restarted := takeOver(t, log, store, 1, 2, old)
+	holder.plane.WaitFor(context.Background(), restarted.plane.Applied())
+	budget, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, _, err := holder.engine.recoverDeadWALs(context.Background(), budget); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the pass read the gone WAL though its reads hang: the test did not set up its case")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a pass whose gone-WAL read hangs outlived its budget")
+	}
+}

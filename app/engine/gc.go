@@ -119,11 +119,13 @@ func (e *Engine) deadWALPass(ctx context.Context) {
 		return
 	}
 	d.at, d.nodes = now, nodes
+	budget, cancel := context.WithTimeout(ctx, deadWALPassBudget)
+	defer cancel()
 	var err error
-	if _, d.again, err = e.RecoverDeadWALs(ctx); err != nil && ctx.Err() == nil {
+	if _, d.again, err = e.recoverDeadWALs(ctx, budget); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("taking over streams gone processes left records of failed", "err", err)
 	}
-	if _, err := e.CollectDeadWALs(ctx); err != nil && ctx.Err() == nil {
+	if _, err := e.CollectDeadWALs(budget); err != nil && budget.Err() == nil {
 		e.cfg.Logger.Warn("collecting dead WALs failed", "err", err)
 	}
 }

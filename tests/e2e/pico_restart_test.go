@@ -294,7 +294,7 @@ func TestKilledNodeCommitsWhatItsWALHeld(t *testing.T) {
 
 	n = n.restart(t)
 	started := time.Now()
-	awaitListedNext(t, n.URL, path, 2, 20*time.Second)
+	awaitListedNext(t, n.URL, path, 2, 40*time.Second) // the dead process's lease expires first (10 s)
 	t.Logf("committed %v after the restarted node was ready", time.Since(started).Round(100*time.Millisecond))
 	wantBodies(t, "after the restart", readAll(t, n.URL+path), 0, "a", "b")
 }

@@ -49,15 +49,16 @@ type deadWALPasses struct {
 	passes  sync.WaitGroup
 }
 
-// deadWALsEvery spaces the maintenance loop's dead-WAL passes when no node
+// deadWALsEvery spaces the dead-WAL passes when no node
 // registered or was fenced meanwhile: each walks every stream and lists the
 // whole WAL key space.
 const deadWALsEvery = time.Minute
 
 // maxTakeoversPerPass bounds the streams one RecoverDeadWALs pass takes
 // over; the next maintenance tick goes on. takeoverWorkers run them side by
-// side, and deadWALPassBudget bounds a pass, which holds up this node's
-// maintenance loop.
+// side. deadWALPassBudget bounds a pass's reads of gone WALs, which hold the
+// lock client opens recovering from them need, and which takeovers it
+// starts.
 const (
 	maxTakeoversPerPass = 256
 	takeoverWorkers     = 8
@@ -73,17 +74,9 @@ const (
 // takeover as drained, for CollectDeadWALs. Only the maintenance lease
 // holder should call it. It returns how many streams it took over and
 // whether any are left for another pass. It reads gone WALs and starts
-// takeovers for up to deadWALPassBudget; takeovers started run to their
-// end, or until ctx ends.
-func (e *Engine) RecoverDeadWALs(ctx context.Context) (tookOver int, more bool, err error) {
-	budget, cancel := context.WithTimeout(ctx, deadWALPassBudget)
-	defer cancel()
-	return e.recoverDeadWALs(ctx, budget)
-}
-
-// recoverDeadWALs is RecoverDeadWALs, reading gone WALs and starting
-// takeovers until budget ends.
-func (e *Engine) recoverDeadWALs(ctx, budget context.Context) (tookOver int, more bool, err error) {
+// takeovers until budget ends; takeovers started run to their end, or
+// until ctx ends.
+func (e *Engine) RecoverDeadWALs(ctx, budget context.Context) (tookOver int, more bool, err error) {
 	v := e.cfg.Plane.View()
 	naming := map[domain.Proposer][]*domain.Stream{}
 	v.StreamsNamingWALs(func(p domain.Proposer, st *domain.Stream) bool {
@@ -148,7 +141,7 @@ func (e *Engine) needsTakeover(v *domain.State, st *domain.Stream) bool {
 		return true
 	}
 	_, local := e.local(st.ID)
-	return st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch && !local
+	return e.writes(st) && !local
 }
 
 // unclosedTakeovers returns the streams earlier takeovers opened here and
@@ -160,8 +153,7 @@ func (e *Engine) unclosedTakeovers(v *domain.State) []uint64 {
 	var ids []uint64
 	for id, epoch := range e.deadWALs.unclosed {
 		st, ok := v.Stream(id)
-		if _, local := e.streams[id]; !ok || !local || st.Epoch != epoch || !v.IsOpen(st) ||
-			st.Owner != e.cfg.By.Node || st.OwnerEpoch != e.cfg.By.Epoch {
+		if _, local := e.streams[id]; !ok || !local || st.Epoch != epoch || !v.IsOpen(st) || !e.writes(st) {
 			delete(e.deadWALs.unclosed, id)
 			continue
 		}

@@ -111,7 +111,7 @@ func TestGoneWALStaysWhileALiveWriterRecoversFromIt(t *testing.T) {
 	live.openMustFail(t, id) // reading the gone WAL fails once: the recovery waits
 	holder.plane.WaitFor(ctx, live.plane.Applied())
 
-	n, _, err := holder.engine.RecoverDeadWALs(ctx)
+	n, _, err := holder.engine.RecoverDeadWALs(ctx, ctx)
 	if err != nil || n != 0 {
 		t.Fatalf("took over %d streams (%v) while the live writer recovers the only one", n, err)
 	}
@@ -125,7 +125,7 @@ func TestGoneWALStaysWhileALiveWriterRecoversFromIt(t *testing.T) {
 	live.mustOpen(t, id)
 	live.wantReads(t, id, "[a]")
 	holder.plane.WaitFor(ctx, live.plane.Applied())
-	if _, _, err := holder.engine.RecoverDeadWALs(ctx); err != nil {
+	if _, _, err := holder.engine.RecoverDeadWALs(ctx, ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := holder.engine.CollectDeadWALs(ctx); err != nil || n == 0 {
@@ -149,11 +149,11 @@ func TestAFailedTakeoverIsFinishedByALaterPass(t *testing.T) {
 	restarted := takeOver(t, log, store, 1, 2, old)
 	holder.plane.WaitFor(ctx, restarted.plane.Applied())
 
-	if _, _, err := holder.engine.RecoverDeadWALs(ctx); err == nil {
+	if _, _, err := holder.engine.RecoverDeadWALs(ctx, ctx); err == nil {
 		t.Fatal("the first pass did not fail: the test did not set up its case")
 	}
 	for range 3 { // later passes, the store healthy again
-		holder.engine.RecoverDeadWALs(ctx)
+		holder.engine.RecoverDeadWALs(ctx, ctx)
 		holder.engine.CollectDeadWALs(ctx)
 	}
 	if st := holder.stream(t, id); st.End != 2 || st.Open {
@@ -176,7 +176,7 @@ func TestTakeoversStartedWithinThePassBudgetFinish(t *testing.T) {
 	restarted := takeOver(t, log, store, 1, 2, old)
 	holder.plane.WaitFor(context.Background(), restarted.plane.Applied())
 
-	if _, _, err := holder.engine.recoverDeadWALs(context.Background(), budget); err != nil {
+	if _, _, err := holder.engine.RecoverDeadWALs(context.Background(), budget); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []uint64{a, b} {
@@ -211,7 +211,7 @@ func TestADeletedStreamDoesNotHoldUpItsGoneWriter(t *testing.T) {
 	if st := holder.stream(t, src); !st.SoftDeleted || !slices.Contains(st.Unrecovered, old.by) {
 		t.Fatalf("the source is %+v: the test did not set up its case", st)
 	}
-	if _, _, err := holder.engine.RecoverDeadWALs(ctx); err != nil {
+	if _, _, err := holder.engine.RecoverDeadWALs(ctx, ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := holder.engine.CollectDeadWALs(ctx); err != nil || n == 0 {
@@ -327,7 +327,7 @@ func TestAHangingGoneWALReadEndsWithThePassBudget(t *testing.T) {
 	budget, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { _, _, err := holder.engine.recoverDeadWALs(context.Background(), budget); done <- err }()
+	go func() { _, _, err := holder.engine.RecoverDeadWALs(context.Background(), budget); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil {

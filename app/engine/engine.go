@@ -158,7 +158,7 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	if !ok {
 		return ErrNotFound
 	}
-	own := st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch
+	own := e.writes(st)
 	e.mu.Lock()
 	closing := e.closing[id]
 	if !own {
@@ -205,6 +205,12 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	return e.recoverOrRemember(ctx, pending)
 }
 
+// writes reports whether this process opened st (it may have lost it
+// since: see State.IsOpen).
+func (e *Engine) writes(st *domain.Stream) bool {
+	return st.Owner == e.cfg.By.Node && st.OwnerEpoch == e.cfg.By.Epoch
+}
+
 // appliedOpen is the recovery of this process's open of stream id at epoch,
 // as the metadata holds it once the open applied. The view read before
 // proposing may predate a close of the stream (and commits) by a writer
@@ -219,7 +225,7 @@ func (e *Engine) appliedOpen(id, epoch uint64) (pendingRecovery, error) {
 	switch {
 	case !ok:
 		return pendingRecovery{}, ErrNotFound
-	case st.Epoch != epoch || st.Owner != e.cfg.By.Node || st.OwnerEpoch != e.cfg.By.Epoch:
+	case st.Epoch != epoch || !e.writes(st):
 		return pendingRecovery{}, fmt.Errorf("%w: opened again at epoch %d", ErrNotOwner, st.Epoch)
 	}
 	return pendingRecovery{prev: *st, epoch: epoch, sources: slices.Clone(st.Unrecovered)}, nil

@@ -93,36 +93,54 @@ func (e *Engine) maintain(ctx context.Context, lease LeaseHolder) {
 	e.startDeadWALPass(ctx)
 }
 
-// startDeadWALPass runs deadWALPass beside the maintenance loop, one pass
-// at a time: its takeovers may take a while, and the loop must go on
-// uploading (appends waiting for room depend on it).
+// startDeadWALPass runs a due dead-WAL pass beside the maintenance loop,
+// one pass at a time: its takeovers may take a while, and the loop must go
+// on uploading (appends waiting for room depend on it).
 func (e *Engine) startDeadWALPass(ctx context.Context) {
 	d := &e.deadWALs
 	if !d.running.CompareAndSwap(false, true) {
 		return
 	}
+	if !e.deadWALPassDue() {
+		d.running.Store(false)
+		return
+	}
 	d.passes.Go(func() {
 		defer d.running.Store(false)
-		e.deadWALPass(ctx)
+		e.runDeadWALPass(ctx)
 	})
 }
 
-// deadWALPass takes over what gone processes left in their WALs, then
-// deletes the bulks no takeover needs: every deadWALsEvery, at once when a
-// node registered or was fenced (a process may have just gone), and on the
-// next tick while a pass leaves work.
+// deadWALPass runs a dead-WAL pass here if one is due.
 func (e *Engine) deadWALPass(ctx context.Context) {
+	if e.deadWALPassDue() {
+		e.runDeadWALPass(ctx)
+	}
+}
+
+// deadWALPassDue reports whether a dead-WAL pass is due, and if so counts
+// it as started: every deadWALsEvery, at once when a node registered or was
+// fenced (a process may have just gone), and on the next tick while a pass
+// leaves work.
+func (e *Engine) deadWALPassDue() bool {
 	v := e.cfg.Plane.View()
 	now, nodes := e.cfg.Now(), nodesFingerprint(&v)
 	d := &e.deadWALs
 	if now.Sub(d.at) < deadWALsEvery && !d.again && nodes == d.nodes {
-		return
+		return false
 	}
 	d.at, d.nodes = now, nodes
+	return true
+}
+
+// runDeadWALPass takes over what gone processes left in their WALs, then
+// deletes the bulks no takeover needs.
+func (e *Engine) runDeadWALPass(ctx context.Context) {
+	d := &e.deadWALs
 	budget, cancel := context.WithTimeout(ctx, deadWALPassBudget)
 	defer cancel()
 	var err error
-	if _, d.again, err = e.recoverDeadWALs(ctx, budget); err != nil && ctx.Err() == nil {
+	if _, d.again, err = e.RecoverDeadWALs(ctx, budget); err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("taking over streams gone processes left records of failed", "err", err)
 	}
 	if _, err := e.CollectDeadWALs(budget); err != nil && budget.Err() == nil {

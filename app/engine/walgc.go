@@ -17,8 +17,9 @@ const maxDeadWALKeys = 10_000
 // re-registered or was fenced) and either no stream is still open on it or
 // lists it as unrecovered, or the last RecoverDeadWALs pass found it
 // drained (none of those streams has records in its WAL beyond its
-// committed end, which only grows, and the fenced WAL cannot change). A process that crashed leaves the bulks it had not
-// retired; without this they would stay forever, one set per restart.
+// committed end, which only grows, and the fenced WAL cannot change). A
+// process that crashed leaves the bulks it had not retired; without this
+// they would stay forever, one set per restart.
 //
 // Fence objects stay: a paused process that comes back retries its put at
 // the key its fencer took, and must find it taken, or it could acknowledge

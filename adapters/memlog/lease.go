@@ -22,13 +22,13 @@ var _ ports.Lease = (*Lease)(nil)
 func NewLease() *Lease { return &Lease{} }
 
 // Acquire implements ports.Lease.
-func (l *Lease) Acquire(ctx context.Context, holder string, ttl time.Duration, now time.Time) (uint64, error) {
+func (l *Lease) Acquire(ctx context.Context, holder, predecessor string, ttl time.Duration, now time.Time) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.expires >= now.UnixMilli() && l.holder != holder {
+	if l.expires >= now.UnixMilli() && l.holder != holder && (predecessor == "" || l.holder != predecessor) {
 		return 0, ports.ErrLeaseHeld
 	}
 	l.holder = holder

@@ -20,12 +20,15 @@ type lease struct {
 func (l *Log) Lease() ports.Lease { return lease{log: l} }
 
 const acquireSQL = `UPDATE meta_lease SET holder = ?, epoch = epoch + 1, expires_at_ms = ?
-WHERE id = 0 AND (expires_at_ms < ? OR holder = ?) RETURNING epoch`
+WHERE id = 0 AND (expires_at_ms < ? OR holder = ? OR holder = ?) RETURNING epoch`
 
 // Acquire implements ports.Lease.
-func (s lease) Acquire(ctx context.Context, holder string, ttl time.Duration, now time.Time) (uint64, error) {
+func (s lease) Acquire(ctx context.Context, holder, predecessor string, ttl time.Duration, now time.Time) (uint64, error) {
+	if predecessor == "" {
+		predecessor = holder // names no one else, not the free row's empty holder
+	}
 	var epoch int64
-	err := s.log.db.NewRaw(acquireSQL, holder, now.Add(ttl).UnixMilli(), now.UnixMilli(), holder).Scan(ctx, &epoch)
+	err := s.log.db.NewRaw(acquireSQL, holder, now.Add(ttl).UnixMilli(), now.UnixMilli(), holder, predecessor).Scan(ctx, &epoch)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, wrap("acquire", ports.ErrLeaseHeld)
 	}

@@ -13,15 +13,21 @@ import (
 // LeaseKeeper holds the cluster's maintenance lease when it can: it acquires
 // the lease when free, renews it every RenewEvery, and demotes itself as soon
 // as it cannot confirm a renewal within TTL-RenewEvery of the last success,
-// before any other node may take the lease over. Lease-gated work checks
-// Held before every step; correctness never depends on it.
+// before any other node may take the lease over. Only its own successor, a
+// newer process of the same node that has fenced it, takes the lease sooner;
+// the renewal after that fails. Lease-gated work checks Held before every
+// step; correctness never depends on it.
 type LeaseKeeper struct {
-	Lease      ports.Lease
-	Holder     string
-	TTL        time.Duration // 10 s
-	RenewEvery time.Duration // 2.5 s
-	Now        func() time.Time
-	Logger     *slog.Logger
+	Lease  ports.Lease
+	Holder string
+	// Predecessor is the holder this one supersedes ("" none): the previous
+	// process of the same node, fenced by this one's registration. Its
+	// lease is taken at once; it cannot take it back (see ports.Lease).
+	Predecessor string
+	TTL         time.Duration // 10 s
+	RenewEvery  time.Duration // 2.5 s
+	Now         func() time.Time
+	Logger      *slog.Logger
 
 	mu     sync.Mutex
 	epoch  uint64
@@ -69,7 +75,7 @@ func (k *LeaseKeeper) Tick(ctx context.Context) {
 	k.mu.Unlock()
 	now := k.Now()
 	if !held {
-		e, err := k.Lease.Acquire(ctx, k.Holder, k.TTL, now)
+		e, err := k.Lease.Acquire(ctx, k.Holder, k.Predecessor, k.TTL, now)
 		if err == nil {
 			k.set(true, e, now)
 			k.Logger.Info("maintenance lease acquired", "epoch", e)

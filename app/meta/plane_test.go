@@ -353,6 +353,19 @@ func TestLeaseKeeperAcquiresRenewsAndStepsDown(t *testing.T) {
 	if _, ha := a.Held(); ha {
 		t.Fatal("a still believes it holds the lease after b took over")
 	}
+	// b's successor (b restarted) takes the lease while b's is unexpired;
+	// b steps down at its next renewal.
+	now = now.Add(time.Second)
+	c := &meta.LeaseKeeper{Lease: lease, Holder: "c", Predecessor: "b", Now: clock}
+	c.Tick(ctx)
+	if ec, hc := c.Held(); !hc || ec <= eb {
+		t.Fatalf("b's successor held=%v epoch %d, want a higher epoch than %d at once", hc, ec, eb)
+	}
+	now = now.Add(time.Second)
+	b.Tick(ctx)
+	if _, hb := b.Held(); hb {
+		t.Fatal("b still believes it holds the lease after its successor took it")
+	}
 }
 
 // TestLargeStateIsNotRewrittenForSmallRows: with a big snapshot, a few

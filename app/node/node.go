@@ -107,6 +107,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Epoch == 0 {
 		cfg.Epoch = freshEpoch(plane.View(), cfg.ID, cfg.Now())
 	}
+	predecessor, view := "", plane.View()
+	if prev, ok := view.Node(cfg.ID); ok {
+		// Registration below fences it, or fails: then nothing is taken.
+		predecessor = leaseHolder(cfg.ID, prev.Epoch)
+	}
 	reg := &domain.RegisterNode{Node: cfg.ID, Epoch: cfg.Epoch, Address: cfg.Address, Slots: cfg.Slots,
 		NowMs: cfg.Now().UnixMilli()}
 	r, err := plane.ProposeOne(ctx, reg)
@@ -125,8 +130,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	if cfg.Lease != nil {
-		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: fmt.Sprintf("node-%d-%d", cfg.ID, cfg.Epoch),
-			Now: cfg.Now, Logger: cfg.Logger}
+		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: leaseHolder(cfg.ID, cfg.Epoch),
+			Predecessor: predecessor, Now: cfg.Now, Logger: cfg.Logger}
 		// A fenced process lets the lease go at once (failover.go).
 		leaseCtx, stopLease := context.WithCancel(runCtx)
 		n.stopLease = stopLease
@@ -210,6 +215,9 @@ func freshEpoch(v domain.State, id domain.NodeID, now time.Time) uint64 {
 	}
 	return epoch
 }
+
+// leaseHolder names a process as the maintenance lease's holder.
+func leaseHolder(id domain.NodeID, epoch uint64) string { return fmt.Sprintf("node-%d-%d", id, epoch) }
 
 // Epoch returns this process's node epoch.
 func (n *Node) Epoch() uint64 { return n.cfg.Epoch }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 func TestReadyFollowsRegistrationWALAndDrain(t *testing.T) {
@@ -70,4 +72,43 @@ func TestDrainAndRestartFence(t *testing.T) {
 		t.Fatalf("fenced predecessor still ready: %v", err)
 	}
 	first.Close()
+}
+
+// crashedLease is a lease whose holder dies without releasing it: the
+// lease stays held until its TTL runs out.
+type crashedLease struct{ ports.Lease }
+
+func (crashedLease) Release(context.Context, string, uint64) error { return nil }
+
+// A process restarted after a crash takes its predecessor's maintenance
+// lease at once: it need not wait out the dead process's TTL (10 s) before
+// its chores (dead-WAL takeovers, deliveries, GC) run.
+func TestRestartedProcessTakesItsPredecessorsLease(t *testing.T) {
+	log, lease := memlog.New(), memlog.NewLease()
+	ctx := context.Background()
+	first, err := Start(ctx, Config{ID: 1, Address: "x", Slots: 1, Log: log, Lease: crashedLease{lease}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first process's lease", func() bool { _, held := first.LeaseHolder(); return held })
+	// A crash: no hand-off, no leave, and the lease stays held.
+	first.stop()
+	first.wg.Wait()
+	defer first.plane.Close()
+	other, err := Start(ctx, Config{ID: 2, Address: "y", Slots: 1, Log: log, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	second, err := Start(ctx, Config{ID: 1, Address: "x", Slots: 1, Log: log, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if !heldWithin(second, 3*time.Second) {
+		t.Fatal("the restarted process waited for its predecessor's lease to expire")
+	}
+	if _, held := other.LeaseHolder(); held {
+		t.Fatal("another node holds the lease beside the restarted process")
+	}
 }

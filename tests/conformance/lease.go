@@ -24,6 +24,7 @@ func Lease(t *testing.T, open LeaseOpener) {
 	t.Run("ExpiryHandsOver", func(t *testing.T) { testExpiry(t, open) })
 	t.Run("ReleaseFreesAtOnce", func(t *testing.T) { testRelease(t, open) })
 	t.Run("RacingAcquiresOneWinner", func(t *testing.T) { testAcquireRace(t, open) })
+	t.Run("SuccessorTakesOverAtOnce", func(t *testing.T) { testSuccessor(t, open) })
 }
 
 const ttl = 10 * time.Second
@@ -35,7 +36,7 @@ func at(d time.Duration) time.Time { return start.Add(d) }
 
 func mustAcquire(ctx context.Context, t *testing.T, l ports.Lease, holder string, now time.Time) uint64 {
 	t.Helper()
-	epoch, err := l.Acquire(ctx, holder, ttl, now)
+	epoch, err := l.Acquire(ctx, holder, "", ttl, now)
 	if err != nil {
 		t.Fatalf("Acquire(%s, %v): %v", holder, now.Sub(start), err)
 	}
@@ -44,7 +45,7 @@ func mustAcquire(ctx context.Context, t *testing.T, l ports.Lease, holder string
 
 func expectHeld(ctx context.Context, t *testing.T, l ports.Lease, holder string, now time.Time) {
 	t.Helper()
-	if _, err := l.Acquire(ctx, holder, ttl, now); !errors.Is(err, ports.ErrLeaseHeld) {
+	if _, err := l.Acquire(ctx, holder, "", ttl, now); !errors.Is(err, ports.ErrLeaseHeld) {
 		t.Fatalf("Acquire(%s, %v) = %v, want ErrLeaseHeld", holder, now.Sub(start), err)
 	}
 }
@@ -142,7 +143,7 @@ func testAcquireRace(t *testing.T, open LeaseOpener) {
 	var wg sync.WaitGroup
 	for h := range holders {
 		wg.Go(func() {
-			_, errs[h] = l.Acquire(ctx, fmt.Sprintf("node-%d", h), ttl, at(0))
+			_, errs[h] = l.Acquire(ctx, fmt.Sprintf("node-%d", h), "", ttl, at(0))
 		})
 	}
 	wg.Wait()
@@ -157,5 +158,30 @@ func testAcquireRace(t *testing.T, open LeaseOpener) {
 	}
 	if winners != 1 {
 		t.Fatalf("%d holders acquired the lease, want exactly 1", winners)
+	}
+}
+
+func testSuccessor(t *testing.T, open LeaseOpener) {
+	ctx := testContext(t)
+	l := open(t)
+	e1 := mustAcquire(ctx, t, l, "a", at(0))
+	// An unrelated predecessor does not help.
+	if _, err := l.Acquire(ctx, "b", "z", ttl, at(time.Second)); !errors.Is(err, ports.ErrLeaseHeld) {
+		t.Fatalf("Acquire(b after z) while a holds: %v, want ErrLeaseHeld", err)
+	}
+	e2, err := l.Acquire(ctx, "b", "a", ttl, at(time.Second))
+	if err != nil || e2 <= e1 {
+		t.Fatalf("Acquire(b after a) while a holds = %d, %v; want an epoch above %d", e2, err, e1)
+	}
+	expectRenew(ctx, t, l, "a", e1, at(2*time.Second), ports.ErrLeaseLost)
+	expectRenew(ctx, t, l, "b", e2, at(2*time.Second), nil)
+	// The superseded holder cannot take it back, and naming it no longer
+	// takes the lease from b.
+	expectHeld(ctx, t, l, "a", at(3*time.Second))
+	if _, err := l.Acquire(ctx, "c", "a", ttl, at(3*time.Second)); !errors.Is(err, ports.ErrLeaseHeld) {
+		t.Fatalf("Acquire(c after a) while b holds: %v, want ErrLeaseHeld", err)
+	}
+	if e3, err := l.Acquire(ctx, "c", "b", ttl, at(3*time.Second)); err != nil || e3 <= e2 {
+		t.Fatalf("Acquire(c after b) while b holds = %d, %v; want an epoch above %d", e3, err, e2)
 	}
 }

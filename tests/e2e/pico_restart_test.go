@@ -294,7 +294,9 @@ func TestKilledNodeCommitsWhatItsWALHeld(t *testing.T) {
 
 	n = n.restart(t)
 	started := time.Now()
-	awaitListedNext(t, n.URL, path, 2, 40*time.Second) // the dead process's lease expires first (10 s)
+	// The restarted process takes its dead predecessor's lease at once (it
+	// would otherwise wait out its 10 s TTL) and takes over what its WAL held.
+	awaitListedNext(t, n.URL, path, 2, 8*time.Second)
 	t.Logf("committed %v after the restarted node was ready", time.Since(started).Round(100*time.Millisecond))
 	wantBodies(t, "after the restart", readAll(t, n.URL+path), 0, "a", "b")
 }

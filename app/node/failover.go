@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -294,19 +295,46 @@ func (f *failureLog) note(log *slog.Logger, err error, failed, recovered string)
 // fresh epoch.
 func (n *Node) Fenced() <-chan struct{} { return n.fenced }
 
+// FenceCause says why this process was fenced, once Fenced is closed.
+func (n *Node) FenceCause() string {
+	select {
+	case <-n.fenced:
+		return n.fenceCause
+	default:
+		return ""
+	}
+}
+
 // checkFenced reports whether this process was fenced, closing Fenced the
 // first time it sees so.
 func (n *Node) checkFenced() bool {
-	if v := n.plane.View(); !v.Superseded(n.Proposer()) {
+	v := n.plane.View()
+	if !v.Superseded(n.Proposer()) {
 		return false
 	}
 	n.fencedOnce.Do(func() {
-		n.cfg.Logger.Error("this process was fenced: another process registered as this node, or the cluster found it silent",
-			"node", n.cfg.ID, "epoch", n.cfg.Epoch)
+		reg, _ := v.Node(n.cfg.ID)
+		n.fenceCause = fenceCause(reg, n.cfg.Epoch, n.cfg.Address)
+		n.cfg.Logger.Error("this process was fenced: "+n.fenceCause, "node", n.cfg.ID, "epoch", n.cfg.Epoch)
 		if n.stopLease != nil {
 			n.stopLease() // judging and maintenance pass to a live node
 		}
 		close(n.fenced)
 	})
 	return true
+}
+
+// fenceCause explains a fence from the registration that superseded
+// process epoch at address. A fence by the cluster (FenceNode) leaves the
+// registration at epoch+1 with no slots; a newer process registers its
+// own, larger epoch and its address.
+func fenceCause(reg *domain.Node, epoch uint64, address string) string {
+	switch {
+	case reg.Epoch == epoch+1 && reg.Slots == 0:
+		return "the cluster found its heartbeat stopped for the failover window (paused, or cut off from the metadata database)"
+	case reg.Address != address:
+		return fmt.Sprintf("another process registered as node %d at %s; unless this node moved there, two processes share one --node-id and will fence each other", reg.ID, reg.Address)
+	default:
+		return fmt.Sprintf("another process registered as node %d at this address (%s)", reg.ID, address)
+	}
 }

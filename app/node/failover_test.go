@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,9 @@ func TestFailoverFencesASilentNode(t *testing.T) {
 	beats.down.Store(true)
 	if !fencedWithin(doomed, 20*testFailoverAfter) {
 		t.Fatal("the silent node was not fenced")
+	}
+	if cause := doomed.FenceCause(); !strings.Contains(cause, "heartbeat stopped") {
+		t.Fatalf("fence cause %q does not name the silence", cause)
 	}
 	// (The doomed node's view, which showed it the fence; the judge's may
 	// publish the row a moment later.)
@@ -239,6 +243,24 @@ func TestFencedProcessReleasesTheLease(t *testing.T) {
 		t.Fatal("the superseded process does not see it is fenced")
 	}
 	waitFor(t, "the fenced process to let the lease go", func() bool { _, held := old.LeaseHolder(); return !held })
+	if cause := old.FenceCause(); !strings.Contains(cause, "registered as node 1 at this address") {
+		t.Fatalf("fence cause %q does not name the restart", cause)
+	}
+}
+
+// Two processes started with one node id at different addresses: the
+// fenced one says so, naming the other's address, instead of blaming a
+// silence.
+func TestFenceCauseNamesASharedNodeID(t *testing.T) {
+	c := newFailoverCluster(t)
+	first := c.start(1, nil, c.log.Heartbeats())
+	c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere:4437" })
+	if !fencedWithin(first, 20*testFailoverAfter) {
+		t.Fatal("the first process was not fenced by the second registration")
+	}
+	if cause := first.FenceCause(); !strings.Contains(cause, "elsewhere:4437") || !strings.Contains(cause, "share one --node-id") {
+		t.Fatalf("fence cause %q does not name the other process and the shared id", cause)
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -83,6 +83,7 @@ type Node struct {
 
 	fenced     chan struct{} // closed once this process is fenced
 	fencedOnce sync.Once
+	fenceCause string             // set before fenced closes
 	stopLease  context.CancelFunc // nil without a lease
 	failover   failoverStats
 }

@@ -202,7 +202,7 @@ func serve(args []string) error {
 		// Nothing this process does can commit any more: stop, so that a
 		// supervisor restarts it at a fresh epoch.
 		_ = shutdown(n, ls, admin, done, 0, logger)
-		return fmt.Errorf("node %d epoch %d was fenced (another process registered as node %d, or the cluster found its heartbeat stopped): restart it to rejoin", f.nodeID, n.Epoch(), f.nodeID)
+		return fmt.Errorf("node %d epoch %d was fenced: %s; a restart rejoins at a fresh epoch", f.nodeID, n.Epoch(), n.FenceCause())
 	}
 }
 

@@ -69,7 +69,7 @@ func TestFailoverWithoutOperator(t *testing.T) {
 	if code := owner.AwaitExit(t, 30*time.Second); code == 0 {
 		t.Fatalf("the fenced owner exited 0\nstderr:\n%s", owner.Stderr)
 	}
-	if !strings.Contains(owner.Stderr.String(), "was fenced") {
+	if !strings.Contains(owner.Stderr.String(), "was fenced: the cluster found its heartbeat stopped") {
 		t.Errorf("the fenced owner did not say why it stopped\nstderr:\n%s", owner.Stderr)
 	}
 	page = send(t, "GET", judge.URL+path+"?seq=0", nil, nil).wantStatus(t, 200)

@@ -307,16 +307,16 @@ func TestFailoverLeavesNodesThatNeverBeatAlone(t *testing.T) {
 func TestFencedWhileHeartbeatCallsHang(t *testing.T) {
 	c := newFailoverCluster(t)
 	stuck := &blockingBeats{Heartbeats: c.log.Heartbeats()}
-	old := c.start(1, c.log.Lease(), stuck)
+	old := c.start(1, unlosableLease{c.log.Lease()}, stuck)
 	waitFor(t, "the first process to hold the lease", func() bool { _, held := old.LeaseHolder(); return held })
 	stuck.fail(true)
 	t.Cleanup(func() { stuck.fail(false) })
 	waitFor(t, "a heartbeat call to hang", func() bool { return stuck.blocked.Load() > 0 })
-	newer := c.start(1, c.log.Lease(), c.log.Heartbeats())
+	c.start(1, c.log.Lease(), c.log.Heartbeats())
 	if !fencedWithin(old, 20*testFailoverAfter) {
 		t.Fatal("a superseded process whose heartbeat calls hang does not see it is fenced")
 	}
-	waitFor(t, "the lease to move to the newer process", func() bool { _, held := newer.LeaseHolder(); return held })
+	waitFor(t, "the fenced process to let the lease go", func() bool { _, held := old.LeaseHolder(); return !held })
 }
 
 // A judge whose fencing proposal hangs (its metadata log stopped taking

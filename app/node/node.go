@@ -116,7 +116,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	reg := &domain.RegisterNode{Node: cfg.ID, Epoch: cfg.Epoch, Address: cfg.Address, Slots: cfg.Slots,
 		NowMs: cfg.Now().UnixMilli()}
 	r, err := plane.ProposeOne(ctx, reg)
-	if err == nil && !r.OK() {
+	switch {
+	case err != nil:
+	case r.Code == domain.ResultRedundant:
+		// The same registration is in place: another process runs, or ran,
+		// at this epoch, and would share its WAL key space.
+		err = fmt.Errorf("node %d epoch %d is registered already: each process needs an epoch of its own (above %d; 0 picks one)", cfg.ID, cfg.Epoch, cfg.Epoch)
+	case !r.OK():
 		err = fmt.Errorf("node %d epoch %d: %s", cfg.ID, cfg.Epoch, r)
 	}
 	if err != nil {

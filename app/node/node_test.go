@@ -112,3 +112,23 @@ func TestRestartedProcessTakesItsPredecessorsLease(t *testing.T) {
 		t.Fatal("another node holds the lease beside the restarted process")
 	}
 }
+
+// Two processes cannot run at one explicit epoch: the second registration
+// is the first one again, so it is refused rather than sharing the first's
+// WAL key space and lease name.
+func TestStartRefusesAnEpochInUse(t *testing.T) {
+	log := memlog.New()
+	ctx := context.Background()
+	first, err := Start(ctx, Config{ID: 1, Epoch: 7, Address: "x", Slots: 1, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if second, err := Start(ctx, Config{ID: 1, Epoch: 7, Address: "x", Slots: 1, Log: log}); err == nil {
+		second.Close()
+		t.Fatal("a second process started at the epoch the first runs at")
+	}
+	if err := first.Ready(); err != nil {
+		t.Fatalf("the first process was disturbed: %v", err)
+	}
+}

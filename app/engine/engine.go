@@ -19,7 +19,8 @@ var (
 	ErrNotFound = errors.New("engine: stream not found")
 	// ErrNotOwner: another live process writes the stream.
 	ErrNotOwner = errors.New("engine: stream is open on another node")
-	// ErrNotLocal: the stream is not open on this process; Open it first.
+	// ErrNotLocal: the stream is not open on this process (or was let go
+	// meanwhile); Open it first. An operation returns it before any effect.
 	ErrNotLocal = errors.New("engine: stream not open here")
 	// ErrProducerFenced: a producer epoch below the stream's current one.
 	ErrProducerFenced = errors.New("engine: stale producer epoch")

@@ -28,33 +28,36 @@ func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.
 	if err != nil {
 		return ports.ReadResult{}, err
 	}
-	if err := s.open(ctx, st); err != nil {
-		return ports.ReadResult{}, err
-	}
 	count := maxReadRecords
 	if lim.Count > 0 {
 		count = min(lim.Count, maxReadRecords)
 	}
-	if atTail {
-		if from, err = s.cfg.Engine.Tail(st.ID); err != nil {
-			return ports.ReadResult{}, s.engineError(st, err)
+	var page engine.ReadResult
+	var recs []domain.Record
+	err = s.openAnd(ctx, st, func() (err error) {
+		at := from
+		if atTail {
+			if at, err = s.cfg.Engine.Tail(st.ID); err != nil {
+				return err
+			}
 		}
-	}
-	page, err := s.cfg.Engine.Read(ctx, st.ID, from, count)
+		if page, err = s.cfg.Engine.Read(ctx, st.ID, at, count); err != nil {
+			return err
+		}
+		if atTail {
+			// At the tail this read found: Confirmed and Changed go
+			// together, so a waiter on Changed misses nothing appended
+			// since.
+			page.From, page.Records = page.Confirmed, nil
+		}
+		if page.From > page.Confirmed {
+			return ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", at, page.Confirmed)
+		}
+		recs, err = s.fill(ctx, st.ID, page, count, lim.Bytes)
+		return err
+	})
 	if err != nil {
-		return ports.ReadResult{}, s.engineError(st, err)
-	}
-	if atTail {
-		// At the tail this read found: Confirmed and Changed go together,
-		// so a waiter on Changed misses nothing appended since.
-		page.From, page.Records = page.Confirmed, nil
-	}
-	if page.From > page.Confirmed {
-		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", from, page.Confirmed)
-	}
-	recs, err := s.fill(ctx, st.ID, page, count, lim.Bytes)
-	if err != nil {
-		return ports.ReadResult{}, s.engineError(st, err)
+		return ports.ReadResult{}, err
 	}
 	next := page.From + uint64(len(recs))
 	res := ports.ReadResult{Records: recs, From: page.From, Next: next, Tail: page.Confirmed,
@@ -111,12 +114,13 @@ func (s *Service) Head(ctx context.Context, name string) (ports.StreamInfo, erro
 // head opens the stream here (so its tail is exact: a previous owner may
 // have left records in its WAL) and reports it.
 func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error) {
-	if err := s.open(ctx, st); err != nil {
-		return ports.StreamInfo{}, err
-	}
-	tail, err := s.cfg.Engine.Tail(st.ID)
+	var tail uint64
+	err := s.openAnd(ctx, st, func() (err error) {
+		tail, err = s.cfg.Engine.Tail(st.ID)
+		return err
+	})
 	if err != nil {
-		return ports.StreamInfo{}, s.engineError(st, err)
+		return ports.StreamInfo{}, err
 	}
 	info := s.info(st)
 	info.Next = tail

@@ -175,6 +175,23 @@ func (s *Service) open(ctx context.Context, st stream) error {
 	return nil
 }
 
+// openAnd opens st here and runs op, which returns an engine error. If the
+// engine let st go between the two, op did nothing (engine.ErrNotLocal is
+// returned before any effect): st is opened again and op runs once more.
+// Only a dead-WAL takeover closes streams under a serving process, right
+// after recovering them; without this, a request racing it would get a 503.
+func (s *Service) openAnd(ctx context.Context, st stream, op func() error) error {
+	for retried := false; ; retried = true {
+		if err := s.open(ctx, st); err != nil {
+			return err
+		}
+		err := op()
+		if err == nil || retried || !errors.Is(err, engine.ErrNotLocal) {
+			return s.engineError(st, err)
+		}
+	}
+}
+
 // engineError maps an engine error on stream st to the service's errors.
 func (s *Service) engineError(st stream, err error) error {
 	var pe *engine.ProducerError

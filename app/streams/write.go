@@ -96,15 +96,16 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 	if err != nil {
 		return ports.AppendResult{}, err
 	}
-	if err := s.open(ctx, st); err != nil {
-		return ports.AppendResult{}, err
-	}
-	if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
-		// A stream's content type never changes, so no gate is needed.
-		return ports.AppendResult{}, s.typeMismatch(st, req.ContentType)
-	}
-	res, err := s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
-		engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
+	var res engine.AppendResult
+	err = s.openAnd(ctx, st, func() (err error) {
+		if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
+			// A stream's content type never changes, so no gate is needed.
+			return s.typeMismatch(st, req.ContentType)
+		}
+		res, err = s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
+			engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
+		return err
+	})
 	var seqErr *engine.WriterSeqError
 	switch {
 	case errors.As(err, &seqErr):
@@ -117,7 +118,7 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrMatchFailed, Next: res.Next, HasNext: true,
 			Message: fmt.Sprintf("match failed: expected tail %d, actual %d", *req.MatchNext, res.Next)}
 	case err != nil:
-		return ports.AppendResult{}, s.engineError(st, err)
+		return ports.AppendResult{}, err
 	}
 	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
 		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close, ContentType: st.cfg.ContentType}
@@ -133,14 +134,12 @@ func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	if err := s.open(ctx, st); err != nil {
-		return 0, err
-	}
-	start, err := s.cfg.Engine.Trim(ctx, st.ID, seq)
-	if err != nil {
-		return 0, s.engineError(st, err)
-	}
-	return start, nil
+	var start uint64
+	err = s.openAnd(ctx, st, func() (err error) {
+		start, err = s.cfg.Engine.Trim(ctx, st.ID, seq)
+		return err
+	})
+	return start, err
 }
 
 // Delete removes a stream; see ports.Streams.

@@ -105,7 +105,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Epoch == 0 {
+	explicitEpoch := cfg.Epoch != 0
+	if !explicitEpoch {
 		cfg.Epoch = freshEpoch(plane.View(), cfg.ID, cfg.Now())
 	}
 	predecessor, view := "", plane.View()
@@ -118,9 +119,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	r, err := plane.ProposeOne(ctx, reg)
 	switch {
 	case err != nil:
-	case r.Code == domain.ResultRedundant:
+	case r.Code == domain.ResultRedundant && explicitEpoch:
 		// The same registration is in place: another process runs, or ran,
-		// at this epoch, and would share its WAL key space.
+		// at this epoch, and would share its WAL key space. (A fresh epoch
+		// is above every registered one: redundant only if the plane wrote
+		// this very command twice, after a read-back failed.)
 		err = fmt.Errorf("node %d epoch %d is registered already: each process needs an epoch of its own (above %d; 0 picks one)", cfg.ID, cfg.Epoch, cfg.Epoch)
 	case !r.OK():
 		err = fmt.Errorf("node %d epoch %d: %s", cfg.ID, cfg.Epoch, r)

@@ -337,3 +337,11 @@ func TestAHangingGoneWALReadEndsWithThePassBudget(t *testing.T) {
 		t.Fatal("a pass whose gone-WAL read hangs outlived its budget")
 	}
 }
+
+// deadWALPass runs a dead-WAL pass here, in the caller's goroutine, if one
+// is due (the maintenance loop runs it beside itself: startDeadWALPass).
+func (e *Engine) deadWALPass(ctx context.Context) {
+	if e.deadWALPassDue() {
+		e.runDeadWALPass(ctx)
+	}
+}

@@ -111,13 +111,6 @@ func (e *Engine) startDeadWALPass(ctx context.Context) {
 	})
 }
 
-// deadWALPass runs a dead-WAL pass here if one is due.
-func (e *Engine) deadWALPass(ctx context.Context) {
-	if e.deadWALPassDue() {
-		e.runDeadWALPass(ctx)
-	}
-}
-
 // deadWALPassDue reports whether a dead-WAL pass is due, and if so counts
 // it as started: every deadWALsEvery, at once when a node registered or was
 // fenced (a process may have just gone), and on the next tick while a pass

@@ -178,8 +178,9 @@ func (s *Service) open(ctx context.Context, st stream) error {
 // openAnd opens st here and runs op, which returns an engine error. If the
 // engine let st go between the two, op did nothing (engine.ErrNotLocal is
 // returned before any effect): st is opened again and op runs once more.
-// Only a dead-WAL takeover closes streams under a serving process, right
-// after recovering them; without this, a request racing it would get a 503.
+// A dead-WAL takeover closes the streams it recovers right away (and a
+// shutdown's hand-off closes them all); without this, a request racing the
+// close would get a 503.
 func (s *Service) openAnd(ctx context.Context, st stream, op func() error) error {
 	for retried := false; ; retried = true {
 		if err := s.open(ctx, st); err != nil {

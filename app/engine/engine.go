@@ -250,14 +250,8 @@ func (e *Engine) Close(ctx context.Context, id uint64) error {
 	if s.committedThrough() < s.next {
 		return fmt.Errorf("engine: stream %d not fully committed", id)
 	}
-	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CloseStream{By: e.cfg.By, Stream: id, Epoch: s.epoch})
-	if err != nil {
-		e.dropInDoubt(s)
-		return fmt.Errorf("engine: close stream %d: %w", id, err)
+	if err := e.proposeCloses(ctx, []*stream{s}); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
-	if !r.OK() {
-		return fmt.Errorf("engine: close stream %d: %v", id, r)
-	}
-	e.dropClosed(s)
 	return nil
 }

@@ -72,37 +72,58 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 		s.gate.Lock()
 		defer s.gate.Unlock()
 	}
-	var closes []domain.Command
 	var closing []*stream
 	for _, s := range streams {
 		if s.committedThrough() >= s.next {
-			closes = append(closes, &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
 			closing = append(closing, s)
 		}
 	}
-	if len(closes) == 0 {
+	if len(closing) == 0 {
 		return 0, nil
 	}
-	return len(closes), e.proposeCloses(ctx, closes, closing)
+	return len(closing), e.proposeCloses(ctx, closing)
 }
 
-func (e *Engine) proposeCloses(ctx context.Context, closes []domain.Command, closing []*stream) error {
-	rs, err := e.cfg.Plane.Propose(ctx, closes...)
+// proposeCloses closes streams whose records are all committed, in one
+// proposal, and lets go of those it closed. The caller holds their gates.
+func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
+	var cmds []domain.Command
+	closeAt := make([]int, len(closing)) // where each stream's CloseStream is in cmds
+	for i, s := range closing {
+		cmds = append(cmds, e.closeCommands(s)...)
+		closeAt[i] = len(cmds) - 1
+	}
+	rs, err := e.cfg.Plane.Propose(ctx, cmds...)
 	if err != nil {
 		for _, s := range closing {
 			e.dropInDoubt(s)
 		}
-		return err
+		return fmt.Errorf("close streams: %w", err)
 	}
 	var errs []error
-	for i, r := range rs {
-		if !r.OK() {
-			errs = append(errs, fmt.Errorf("close stream %d: %s", closing[i].id, r))
+	for i, s := range closing {
+		if r := rs[closeAt[i]]; !r.OK() {
+			errs = append(errs, fmt.Errorf("close stream %d: %s", s.id, r))
 			continue
 		}
-		e.dropClosed(closing[i])
+		e.dropClosed(s)
 	}
 	return errors.Join(errs...)
+}
+
+// closeCommands close s, whose records are all committed: a CloseStream,
+// after a SealStream when an append sealed s but has not recorded the seal
+// yet. That append records it only once its records are durable, outside
+// the gate; a close that takes the gate first would otherwise drop the
+// seal, and the append, its records written, would be refused (recordSeal
+// accepts the seal recorded here). The caller holds s's gate.
+func (e *Engine) closeCommands(s *stream) []domain.Command {
+	closeCmd := &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch}
+	v := e.cfg.Plane.View()
+	if st, ok := v.Stream(s.id); !s.sealed || ok && st.Sealed {
+		return []domain.Command{closeCmd}
+	}
+	return []domain.Command{&domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch}, closeCmd}
 }
 
 // dropInDoubt forgets a stream whose close had an unknown outcome. The close

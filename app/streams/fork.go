@@ -88,15 +88,16 @@ func (s *Service) existingFork(ctx context.Context, st stream, src stream, cfg d
 // the fork there and writes its first records: the materialised part of a
 // record cut by a sub-offset, then the initial records.
 func (s *Service) createFork(ctx context.Context, name string, src stream, cfg domain.StreamConfig, req ports.ForkRequest) (ports.StreamInfo, bool, error) {
-	if err := s.open(ctx, src); err != nil {
-		return ports.StreamInfo{}, false, err
-	}
-	at, prefix, err := s.forkPoint(ctx, src, req)
+	var at uint64
+	var prefix []domain.Record
+	err := s.openAnd(ctx, src, func() (err error) {
+		if at, prefix, err = s.forkPoint(ctx, src, req); err != nil {
+			return err
+		}
+		return s.cfg.Engine.CommitThrough(ctx, src.ID, at)
+	})
 	if err != nil {
 		return ports.StreamInfo{}, false, err
-	}
-	if err := s.cfg.Engine.CommitThrough(ctx, src.ID, at); err != nil {
-		return ports.StreamInfo{}, false, s.engineError(src, err)
 	}
 	r, err := s.cfg.Plane.ProposeOne(ctx, &domain.CreateFork{By: s.cfg.By, Name: name, Meta: domain.EncodeStreamConfig(cfg),
 		Source: src.ID, At: at, NowMs: s.cfg.Now().UnixMilli()})
@@ -118,10 +119,11 @@ func (s *Service) createFork(ctx context.Context, name string, src stream, cfg d
 
 // forkPoint resolves where the fork starts and the record prefix it
 // materialises. At defaults to the source's tail and must not pass it.
+// Engine errors are returned as they are, for openAnd.
 func (s *Service) forkPoint(ctx context.Context, src stream, req ports.ForkRequest) (uint64, []domain.Record, error) {
 	tail, err := s.cfg.Engine.Tail(src.ID)
 	if err != nil {
-		return 0, nil, s.engineError(src, err)
+		return 0, nil, err
 	}
 	at := tail
 	if req.At != nil {
@@ -151,7 +153,7 @@ func (s *Service) cutRecord(ctx context.Context, src stream, at, tail, n uint64)
 	}
 	page, err := s.cfg.Engine.Read(ctx, src.ID, at, 1)
 	if err != nil {
-		return 0, nil, s.engineError(src, err)
+		return 0, nil, err
 	}
 	if len(page.Records) == 0 || page.From != at {
 		return 0, nil, ports.Errorf(ports.ErrBadRequest, "fork offset %d has no record to cut", at)

@@ -75,13 +75,15 @@ func (s *Service) populate(ctx context.Context, name string, id uint64, initial 
 	if st.ID != id {
 		return ports.StreamInfo{}, ports.Errorf(ports.ErrUnavailable, "stream %s was replaced while being created", name)
 	}
-	if err := s.open(ctx, st); err != nil {
-		return ports.StreamInfo{}, err
-	}
-	if len(initial) > 0 || close {
-		if _, err := s.cfg.Engine.AppendWith(ctx, id, initial, engine.AppendOptions{Seal: close}); err != nil {
-			return ports.StreamInfo{}, s.engineError(st, err)
+	err = s.openAnd(ctx, st, func() error {
+		if len(initial) == 0 && !close {
+			return nil
 		}
+		_, err := s.cfg.Engine.AppendWith(ctx, id, initial, engine.AppendOptions{Seal: close})
+		return err
+	})
+	if err != nil {
+		return ports.StreamInfo{}, err
 	}
 	st, err = s.lookup(name)
 	if err != nil {

@@ -282,11 +282,26 @@ func TestUndecodableRowHaltsWritesInsteadOfForking(t *testing.T) {
 }
 
 // ambiguousLog stores the row and then reports a failure, like a connection
-// lost after the database committed.
+// lost after the database committed; it can also fail the reads of one row
+// that resolve such a failure (the tailer reads more at a time).
 type ambiguousLog struct {
 	*memlog.Log
-	mu    sync.Mutex
-	fails int
+	mu            sync.Mutex
+	fails         int
+	readBackFails int
+}
+
+func (l *ambiguousLog) Read(ctx context.Context, after uint64, limit int) ([]ports.Row, error) {
+	l.mu.Lock()
+	fail := limit == 1 && l.readBackFails > 0
+	if fail {
+		l.readBackFails--
+	}
+	l.mu.Unlock()
+	if fail {
+		return nil, errors.New("connection reset")
+	}
+	return l.Log.Read(ctx, after, limit)
 }
 
 func (l *ambiguousLog) Append(ctx context.Context, idx uint64, payload []byte) error {
@@ -301,11 +316,19 @@ func (l *ambiguousLog) Append(ctx context.Context, idx uint64, payload []byte) e
 }
 
 func TestAmbiguousAppendIsNotWrittenTwice(t *testing.T) {
+	t.Run("read back at once", func(t *testing.T) { testAmbiguousAppend(t, 0) })
+	// The retried append at the same index finds the row there (a
+	// conflict); until it can be read back, that is no proof that another
+	// process wrote it.
+	t.Run("read back after failures", func(t *testing.T) { testAmbiguousAppend(t, 2) })
+}
+
+func testAmbiguousAppend(t *testing.T, readBackFails int) {
 	log := &ambiguousLog{Log: memlog.New()}
 	p := openPlane(t, log, 0)
 	by := register(t, p, 1, 1)
 	log.mu.Lock()
-	log.fails = 3
+	log.fails, log.readBackFails = 3, readBackFails
 	log.mu.Unlock()
 	ctx := context.Background()
 	for i := range 3 {

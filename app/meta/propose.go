@@ -200,19 +200,19 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 	deadline := time.Now().Add(p.cfg.AppendTimeout)
 	backoff := 5 * time.Millisecond
 	idx := max(next, p.Applied()+1)
-	for {
-		w := &rowWait{payload: payload}
-		p.mu.Lock()
-		if p.halted != nil {
-			p.mu.Unlock()
-			return 0, p.halted
-		}
-		p.pending[idx] = w // before the insert: the tailer may apply it at once
-		p.mu.Unlock()
-		err := p.log.Append(ctx, idx, payload)
-		if err != nil {
-			// A conflict may be our own earlier attempt at idx whose success
-			// was lost with the connection: only the stored bytes can tell.
+	// The wait is registered before the insert (the tailer may apply the
+	// row at once) and kept while the append is retried at the same index:
+	// the tailer may apply our row, stored by an attempt that reported a
+	// failure, before a retry tells us so.
+	w, err := p.awaitIndex(idx, payload)
+	mayBeOurs := false // an attempt at idx failed after it may have stored the row
+	for err == nil {
+		err = p.log.Append(ctx, idx, payload)
+		if err != nil && (mayBeOurs || !errors.Is(err, ports.ErrConflict)) {
+			// Our success may have been lost with the connection, and a
+			// conflict may be our own earlier attempt: only the stored
+			// bytes can tell.
+			mayBeOurs = true
 			err = p.resolveAmbiguous(ctx, idx, payload, err)
 		}
 		if err == nil {
@@ -222,40 +222,71 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 			p.wake()
 			return idx, nil
 		}
-		p.mu.Lock()
-		delete(p.pending, idx)
-		p.mu.Unlock()
 		if errors.Is(err, ports.ErrConflict) {
 			last, lerr := p.log.LastIndex(ctx)
 			if lerr == nil {
-				idx = max(last+1, idx+1)
+				p.forget(idx)
+				idx, mayBeOurs = max(last+1, idx+1), false
 				p.wake()
+				w, err = p.awaitIndex(idx, payload)
 				continue
 			}
 			err = lerr
 		}
-		if ctx.Err() != nil {
-			return 0, ErrClosed
+		switch {
+		case errors.Is(err, ErrOutcomeUnknown):
+		case ctx.Err() != nil:
+			err = ErrClosed
+		case time.Now().After(deadline):
+			err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		default:
+			p.logger.Warn("metadata append failed, retrying", "index", idx, "err", err, "backoff", backoff)
+			time.Sleep(backoff)
+			backoff = min(backoff*2, 500*time.Millisecond)
+			err = p.Health()
 		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-		p.logger.Warn("metadata append failed, retrying", "index", idx, "err", err, "backoff", backoff)
-		time.Sleep(backoff)
-		backoff = min(backoff*2, 500*time.Millisecond)
 	}
+	p.forget(idx)
+	return 0, err
+}
+
+// awaitIndex registers this node's wait for the row it appends at idx,
+// unless the plane halted.
+func (p *Plane) awaitIndex(idx uint64, payload []byte) (*rowWait, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.halted != nil {
+		return nil, p.halted
+	}
+	w := &rowWait{payload: payload}
+	p.pending[idx] = w
+	return w, nil
+}
+
+// forget drops the wait for row idx.
+func (p *Plane) forget(idx uint64) {
+	p.mu.Lock()
+	delete(p.pending, idx)
+	p.mu.Unlock()
 }
 
 // resolveAmbiguous decides whether a failed append at idx stored our row: nil
-// if it did, ErrConflict if another row is there, the original error if the
-// slot cannot be read. Payloads name their proposer, so equal bytes at idx
-// can only be this process's own earlier attempt.
+// if it did, ErrConflict if another row is there. Payloads name their
+// proposer, so equal bytes at idx can only be this process's own earlier
+// attempt. If the row cannot be read it answers with another error, so the
+// append is retried at idx (a conflict there may be our own earlier attempt,
+// and moving on would write the row twice), or with ErrOutcomeUnknown once
+// the row is truncated: folded into a snapshot, whatever it was.
 func (p *Plane) resolveAmbiguous(ctx context.Context, idx uint64, payload []byte, cause error) error {
 	rows, err := p.log.Read(ctx, idx-1, 1)
-	if err != nil || len(rows) == 0 || rows[0].Index != idx {
-		return cause
-	}
-	if bytes.Equal(rows[0].Payload, payload) {
+	switch {
+	case errors.Is(err, ports.ErrTruncated):
+		return fmt.Errorf("%w: append at %d: %v, and the row is truncated", ErrOutcomeUnknown, idx, cause)
+	case err != nil:
+		return fmt.Errorf("append at %d: %v; reading it back: %v", idx, cause, err)
+	case len(rows) == 0 || rows[0].Index != idx:
+		return fmt.Errorf("append at %d: %v, and no row there to read back", idx, cause)
+	case bytes.Equal(rows[0].Payload, payload):
 		return nil
 	}
 	return ports.ErrConflict

@@ -1,8 +1,10 @@
 // Package adminhttp serves the admin listener over echo: liveness and
-// readiness probes, the cluster view as JSON and metrics for Prometheus.
+// readiness probes, the cluster view as JSON, a stream's metadata, node
+// placement weights, and metrics for Prometheus.
 package adminhttp
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -21,6 +23,10 @@ type Node interface {
 	View() domain.State
 	// LeaseHolder reports whether this node holds the maintenance lease.
 	LeaseHolder() (epoch uint64, held bool)
+	// SetSlots sets a node's placement weight (0: it takes no new
+	// streams) and returns once the view holds it. ErrUnknownNode when
+	// the node is not registered.
+	SetSlots(ctx context.Context, node domain.NodeID, slots uint32) error
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.
 	Metrics() []Metric
@@ -31,11 +37,14 @@ type Node interface {
 func New(n Node, openAPI []byte) http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = renderError
 	h := handlers{n}
 	e.GET("/health", h.health)
 	e.GET("/ready", h.ready)
 	e.GET("/admin/cluster", h.cluster)
 	e.GET("/admin/nodes", h.nodes)
+	e.POST("/admin/nodes/:id", h.setSlots)
+	e.GET("/admin/streams/*", h.stream)
 	e.GET("/metrics", echo.WrapHandler(metricsHandler(n)))
 	if openAPI != nil {
 		e.GET("/openapi.yaml", func(c echo.Context) error {
@@ -61,41 +70,3 @@ func probeResponse(c echo.Context, err error) error {
 
 func (h handlers) health(c echo.Context) error { return probeResponse(c, h.n.Health()) }
 func (h handlers) ready(c echo.Context) error  { return probeResponse(c, h.n.Ready()) }
-
-type nodeJSON struct {
-	ID       uint32 `json:"id"`
-	Epoch    uint64 `json:"epoch"`
-	Address  string `json:"address"`
-	Slots    uint32 `json:"slots"`
-	Assigned uint32 `json:"assignedStreams"`
-}
-
-type clusterJSON struct {
-	AppliedIndex uint64     `json:"appliedIndex"`
-	Streams      int        `json:"streamCount"`
-	Garbage      int        `json:"garbageObjects"`
-	LeaseHeld    bool       `json:"leaseHeldHere"`
-	LeaseEpoch   uint64     `json:"leaseEpoch,omitempty"`
-	Nodes        []nodeJSON `json:"nodes"`
-}
-
-func nodesOf(v *domain.State) []nodeJSON {
-	out := []nodeJSON{}
-	v.Nodes(func(n *domain.Node) bool {
-		out = append(out, nodeJSON{ID: uint32(n.ID), Epoch: n.Epoch, Address: n.Address, Slots: n.Slots, Assigned: n.Assigned})
-		return true
-	})
-	return out
-}
-
-func (h handlers) cluster(c echo.Context) error {
-	v := h.n.View()
-	epoch, held := h.n.LeaseHolder()
-	return c.JSON(http.StatusOK, clusterJSON{AppliedIndex: v.Index, Streams: v.StreamCount(),
-		Garbage: v.GarbageCount(), LeaseHeld: held, LeaseEpoch: epoch, Nodes: nodesOf(&v)})
-}
-
-func (h handlers) nodes(c echo.Context) error {
-	v := h.n.View()
-	return c.JSON(http.StatusOK, nodesOf(&v))
-}

@@ -27,6 +27,7 @@ var verbs = map[string]verb{
 	"close":  runClose,
 	"delete": runDelete,
 	"config": runConfig,
+	"admin":  runAdmin,
 }
 
 // runClient runs a client command line (without the program name) and

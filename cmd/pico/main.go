@@ -21,6 +21,7 @@ commands:
   close    close a stream to appends
   delete   delete a stream
   config   manage saved profiles (set, get, ls, rm, use, path)
+  admin    cluster, nodes, stream NAME, set-slots N (the admin listener)
   help     this text; help <command> for its flags
 
 global flags, before or after the command (flag, then env, then profile):

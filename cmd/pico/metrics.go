@@ -1,13 +1,26 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/domain"
 )
 
 // adminNode is the node as the admin listener sees it, its stats named as
 // Prometheus samples.
 type adminNode struct{ *node.Node }
+
+func (a adminNode) SetSlots(ctx context.Context, id domain.NodeID, slots uint32) error {
+	err := a.Node.SetSlots(ctx, id, slots)
+	if errors.Is(err, node.ErrUnknownNode) {
+		return fmt.Errorf("%w: %v", adminhttp.ErrUnknownNode, err)
+	}
+	return err
+}
 
 func (a adminNode) Metrics() []adminhttp.Metric {
 	s := a.Stats()

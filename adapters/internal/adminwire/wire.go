@@ -1,0 +1,66 @@
+// Package adminwire is the admin listener's JSON, shared by the server
+// (adminhttp) and the client the CLI uses (adminclient), so both speak one
+// definition of it.
+package adminwire
+
+// Node is one registered node.
+type Node struct {
+	ID       uint32 `json:"id"`
+	Epoch    uint64 `json:"epoch"`
+	Address  string `json:"address"`
+	Slots    uint32 `json:"slots"`
+	Assigned uint32 `json:"assignedStreams"`
+}
+
+// Cluster is the metadata view as the answering node applied it.
+type Cluster struct {
+	AppliedIndex uint64 `json:"appliedIndex"`
+	Streams      int    `json:"streamCount"`
+	Garbage      int    `json:"garbageObjects"`
+	LeaseHeld    bool   `json:"leaseHeldHere"`
+	LeaseEpoch   uint64 `json:"leaseEpoch,omitempty"`
+	Nodes        []Node `json:"nodes"`
+}
+
+// Stream is one stream's metadata. Its records past CommittedEnd, if any,
+// are in its writer's WAL (the tail a client sees on a head).
+type Stream struct {
+	ID          uint64 `json:"id"`
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	CreatedMs   int64  `json:"createdMs"`
+	// Owner is the stream's home node (0: none); the stream is open while
+	// that node is still registered at OwnerEpoch.
+	Owner      uint32 `json:"owner"`
+	OwnerEpoch uint64 `json:"ownerEpoch"`
+	Open       bool   `json:"open"`
+	Epoch      uint64 `json:"streamEpoch"`
+	Sealed     bool   `json:"closed"`
+	// Start and CommittedEnd bound the offsets in committed data objects.
+	Start        uint64 `json:"start"`
+	CommittedEnd uint64 `json:"committedEnd"`
+	Objects      int    `json:"objects"`
+	// Unrecovered counts earlier writers whose WALs a takeover still reads.
+	Unrecovered int    `json:"unrecoveredWriters"`
+	ForkOf      string `json:"forkOf,omitempty"`
+	ForkAt      uint64 `json:"forkAt,omitempty"`
+	Forks       uint32 `json:"forks,omitempty"`
+	SoftDeleted bool   `json:"softDeleted,omitempty"`
+	TransferTo  uint32 `json:"transferTo,omitempty"`
+	// RetentionSec trims records older than that (Pico's --ttl); 0 keeps
+	// them. IdleTTLSec expires the stream after that long unused (Durable
+	// Streams' Stream-TTL); ExpiresAtMs at that instant.
+	RetentionSec uint64 `json:"retentionSec,omitempty"`
+	IdleTTLSec   uint64 `json:"idleTtlSec,omitempty"`
+	ExpiresAtMs  int64  `json:"expiresAtMs,omitempty"`
+}
+
+// SetSlots is the body of POST /admin/nodes/{id}.
+type SetSlots struct {
+	Slots *uint32 `json:"slots"`
+}
+
+// Error is the body of every admin error response.
+type Error struct {
+	Error string `json:"error"`
+}

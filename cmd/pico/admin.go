@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/picomq/pico/adapters/adminclient"
+)
+
+const (
+	defaultAdminEndpoint = "http://127.0.0.1:9090"
+	adminSynopsis        = "pico admin cluster|nodes|stream NAME|set-slots N --slots K [--admin-endpoint URL] [--json]"
+	adminNotes           = `commands:
+  cluster            the metadata view: applied index, counts, lease, nodes
+  nodes              the registered nodes: epoch, address, slots, streams
+  stream NAME        a stream's metadata: owner, epochs, committed offsets
+  set-slots N        node N's placement weight (--slots K); 0 takes no new
+                     streams. A node's restart sets its --slots again.
+`
+)
+
+// adminCommand is one admin command line: its subcommand and arguments,
+// the client, and how to print.
+type adminCommand struct {
+	*command
+	client   *adminclient.Client
+	args     []string
+	slots    int64
+	asJSON   bool
+	endpoint string
+}
+
+var adminVerbs = map[string]struct {
+	args int
+	run  func(context.Context, *adminCommand, io.Writer) error
+}{
+	"cluster":   {0, adminCluster},
+	"nodes":     {0, adminNodes},
+	"stream":    {1, adminStream},
+	"set-slots": {1, adminSetSlots},
+}
+
+func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	c := &adminCommand{command: newCommand("admin", adminSynopsis)}
+	c.notes = adminNotes
+	c.fs.StringVar(&c.endpoint, "admin-endpoint", defaultAdminEndpoint, "the node's admin listener (PICO_ADMIN_ENDPOINT)")
+	c.fs.BoolVar(&c.asJSON, "json", false, "print the admin listener's JSON")
+	c.fs.Int64Var(&c.slots, "slots", -1, "set-slots: the placement weight")
+	positional, err := c.parse(args, 1, 2)
+	if err != nil {
+		return err
+	}
+	sub, ok := adminVerbs[positional[0]]
+	c.args = positional[1:]
+	switch {
+	case !ok:
+		return c.usageError(fmt.Sprintf("unknown admin command %q", positional[0]))
+	case len(c.args) != sub.args:
+		return c.usageError(fmt.Sprintf("admin %s: wrong number of arguments", positional[0]))
+	}
+	endpoint := c.endpoint
+	if env := os.Getenv("PICO_ADMIN_ENDPOINT"); env != "" && !c.given("admin-endpoint") {
+		endpoint = env
+	}
+	if err := validateEndpoint(endpoint); err != nil {
+		return err
+	}
+	c.client = adminclient.New(endpoint, "pico-cli")
+	return sub.run(ctx, c, stdout)
+}
+
+// print writes v as indented JSON with --json, else calls human.
+func (c *adminCommand) print(stdout io.Writer, v any, human func(*tabwriter.Writer)) error {
+	if c.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	human(w)
+	return w.Flush()
+}
+
+func adminCluster(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+	cl, err := c.client.Cluster(ctx)
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, cl, func(w *tabwriter.Writer) {
+		lease := "not held by this node"
+		if cl.LeaseHeld {
+			lease = fmt.Sprintf("held by this node (epoch %d)", cl.LeaseEpoch)
+		}
+		fmt.Fprintf(w, "applied index\t%d\nstreams\t%d\ngarbage objects\t%d\nmaintenance lease\t%s\n\n",
+			cl.AppliedIndex, cl.Streams, cl.Garbage, lease)
+		nodeTable(w, cl.Nodes)
+	})
+}
+
+func adminNodes(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+	nodes, err := c.client.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, nodes, func(w *tabwriter.Writer) { nodeTable(w, nodes) })
+}
+
+func nodeTable(w io.Writer, nodes []adminclient.Node) {
+	fmt.Fprintln(w, "NODE\tEPOCH\tADDRESS\tSLOTS\tSTREAMS")
+	for _, n := range nodes {
+		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\n", n.ID, n.Epoch, n.Address, n.Slots, n.Assigned)
+	}
+}
+
+func adminStream(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+	st, err := c.client.Stream(ctx, c.args[0])
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, st, func(w *tabwriter.Writer) {
+		created := time.UnixMilli(st.CreatedMs).UTC().Format(time.RFC3339)
+		fmt.Fprintf(w, "name\t%s\nid\t%d\ncontent type\t%s\ncreated\t%s\n", st.Name, st.ID, st.ContentType, created)
+		fmt.Fprintf(w, "owner\tnode %d at epoch %d (open: %t)\nstream epoch\t%d\nclosed\t%t\n", st.Owner, st.OwnerEpoch, st.Open, st.Epoch, st.Sealed)
+		fmt.Fprintf(w, "committed\t[%d, %d) in %d objects\n", st.Start, st.CommittedEnd, st.Objects)
+		optional(w, "unrecovered writers", st.Unrecovered != 0, strconv.Itoa(st.Unrecovered))
+		optional(w, "fork of", st.ForkOf != "", fmt.Sprintf("%s at %d", st.ForkOf, st.ForkAt))
+		optional(w, "forks", st.Forks != 0, strconv.FormatUint(uint64(st.Forks), 10))
+		optional(w, "deleted, kept for its forks", st.SoftDeleted, "true")
+		optional(w, "transfer to", st.TransferTo != 0, fmt.Sprintf("node %d", st.TransferTo))
+		optional(w, "retention", st.RetentionSec != 0, fmt.Sprintf("%d s", st.RetentionSec))
+		optional(w, "idle ttl", st.IdleTTLSec != 0, fmt.Sprintf("%d s", st.IdleTTLSec))
+		optional(w, "expires at", st.ExpiresAtMs != 0, time.UnixMilli(st.ExpiresAtMs).UTC().Format(time.RFC3339))
+	})
+}
+
+func optional(w io.Writer, key string, set bool, value string) {
+	if set {
+		fmt.Fprintf(w, "%s\t%s\n", key, value)
+	}
+}
+
+func adminSetSlots(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+	id, err := strconv.ParseUint(c.args[0], 10, 32)
+	if err != nil || id == 0 {
+		return c.usageError(fmt.Sprintf("node id %q: want a number from 1", c.args[0]))
+	}
+	if c.slots < 0 || c.slots > 1<<32-1 {
+		return c.usageError("set-slots needs --slots K, K from 0 to 4294967295")
+	}
+	n, err := c.client.SetSlots(ctx, uint32(id), uint32(c.slots))
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, n, func(w *tabwriter.Writer) { nodeTable(w, []adminclient.Node{n}) })
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/picomq/pico/adapters/adminhttp"
+	"github.com/picomq/pico/domain"
+)
+
+// fakeAdminNode is a node's metadata without the node: a state the admin
+// listener reads and set-slots changes through Apply.
+type fakeAdminNode struct {
+	mu    sync.Mutex
+	state domain.State
+}
+
+func (f *fakeAdminNode) Health() error               { return nil }
+func (f *fakeAdminNode) Ready() error                { return nil }
+func (f *fakeAdminNode) LeaseHolder() (uint64, bool) { return 7, true }
+func (f *fakeAdminNode) Metrics() []adminhttp.Metric { return nil }
+func (f *fakeAdminNode) View() domain.State          { f.mu.Lock(); defer f.mu.Unlock(); return f.state }
+func (f *fakeAdminNode) apply(c domain.Command) domain.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state.ApplyRow(f.state.Index+1, []domain.Command{c})[0]
+}
+
+func (f *fakeAdminNode) SetSlots(_ context.Context, id domain.NodeID, slots uint32) error {
+	r := f.apply(&domain.SetSlots{By: domain.Proposer{Node: 1, Epoch: 5}, Node: id, Slots: slots})
+	if r.Code == domain.ResultNotFound {
+		return adminhttp.ErrUnknownNode
+	}
+	return nil
+}
+
+// newFakeAdmin serves the admin listener over two registered nodes and two
+// streams on node 1, "/orders/eu" (text, idle TTL 60 s) and its fork "/f".
+func newFakeAdmin(t *testing.T) (*fakeAdminNode, string) {
+	f := &fakeAdminNode{state: domain.NewState()}
+	by := domain.Proposer{Node: 1, Epoch: 5}
+	for _, c := range []domain.Command{
+		&domain.RegisterNode{Node: 1, Epoch: 5, Address: "http://n1:4437", Slots: 1},
+		&domain.RegisterNode{Node: 2, Epoch: 9, Address: "http://n2:4437", Slots: 2},
+		&domain.CreateStream{By: by, Name: "/orders/eu", Open: true, NowMs: 1_700_000_000_000,
+			Meta: domain.EncodeStreamConfig(domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 60})},
+		&domain.CreateFork{By: by, Name: "/f", Source: 1, At: 0,
+			Meta: domain.EncodeStreamConfig(domain.StreamConfig{ContentType: "text/plain"})},
+	} {
+		if r := f.apply(c); !r.OK() {
+			t.Fatalf("%T: %v", c, r)
+		}
+	}
+	srv := httptest.NewServer(adminhttp.New(f, nil))
+	t.Cleanup(srv.Close)
+	return f, srv.URL
+}
+
+func TestAdminShowsTheClusterNodesAndStreams(t *testing.T) {
+	isolate(t)
+	_, url := newFakeAdmin(t)
+	pico(t, "", "admin", "nodes", "--admin-endpoint", url).want(t, 0,
+		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS\n"+
+			"1     5      http://n1:4437  1      2\n"+
+			"2     9      http://n2:4437  2      0\n", "")
+	r := pico(t, "", "admin", "cluster", "--admin-endpoint", url)
+	for _, want := range []string{"applied index      4\n", "streams            2\n", "held by this node (epoch 7)", "2     9      http://n2:4437"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("admin cluster: %+v, want %q in its output", r, want)
+		}
+	}
+	r = pico(t, "", "admin", "stream", "orders/eu", "--admin-endpoint", url)
+	for _, want := range []string{"name          /orders/eu\n", "content type  text/plain\n", "owner         node 1 at epoch 5 (open: true)\n",
+		"committed     [0, 0) in 0 objects\n", "forks         1\n", "idle ttl      60 s\n", "created       2023-11-14T22:13:20Z\n"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("admin stream: %+v, want %q in its output", r, want)
+		}
+	}
+	if r := pico(t, "", "admin", "stream", "/f", "--admin-endpoint", url); !strings.Contains(r.stdout, "fork of       /orders/eu at 0\n") {
+		t.Fatalf("admin stream /f: %+v", r)
+	}
+	pico(t, "", "admin", "stream", "/nope", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: no such stream: /nope\n")
+}
+
+func TestAdminJSONIsTheListenersJSON(t *testing.T) {
+	isolate(t)
+	_, url := newFakeAdmin(t)
+	t.Setenv("PICO_ADMIN_ENDPOINT", url)
+	r := pico(t, "", "admin", "--json", "stream", "/orders/eu")
+	var st map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("admin --json stream: %+v (%v)", r, err)
+	}
+	if st["name"] != "/orders/eu" || st["owner"] != 1.0 || st["idleTtlSec"] != 60.0 || st["open"] != true || st["forks"] != 1.0 {
+		t.Fatalf("stream JSON %v", st)
+	}
+	resp, err := http.Get(url + "/admin/streams/orders/eu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || fmt.Sprint(raw) != fmt.Sprint(st) {
+		t.Fatalf("the listener's JSON %v (%v), the CLI's %v", raw, err, st)
+	}
+}
+
+func TestAdminSetSlots(t *testing.T) {
+	isolate(t)
+	f, url := newFakeAdmin(t)
+	pico(t, "", "admin", "set-slots", "2", "--slots", "0", "--admin-endpoint", url).want(t, 0,
+		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS\n2     9      http://n2:4437  0      0\n", "")
+	if v := f.View(); func() uint32 { n, _ := v.Node(2); return n.Slots }() != 0 {
+		t.Fatal("node 2's slots did not change")
+	}
+	pico(t, "", "admin", "set-slots", "3", "--slots", "1", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: node 3 is not registered\n")
+	for _, args := range [][]string{
+		{"admin", "set-slots", "2"},                       // no --slots
+		{"admin", "set-slots", "x", "--slots", "1"},       // not a node id
+		{"admin", "set-slots", "2", "--slots", "-2"},      // negative
+		{"admin", "set-slots", "2", "--slots", "1 << 33"}, // not a number
+		{"admin", "frobnicate"},
+		{"admin", "stream"},
+		{"admin"},
+	} {
+		if r := pico(t, "", append(args, "--admin-endpoint", url)...); r.code != 2 || !strings.Contains(r.stderr, "usage: pico admin") {
+			t.Fatalf("%q: %+v, want a usage error", args, r)
+		}
+	}
+}
+
+// Bad requests to POST /admin/nodes/{id} are refused with a clear 4xx and
+// change nothing.
+func TestAdminRefusesBadSetSlotsRequests(t *testing.T) {
+	f, url := newFakeAdmin(t)
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		message    string
+	}{
+		{"/admin/nodes/2", `{"slots": 5, "extra": 1}`, 400, `want {"slots": K}`},
+		{"/admin/nodes/2", `{}`, 400, `want {"slots": K}`},
+		{"/admin/nodes/2", `{"slots": -1}`, 400, `want {"slots": K}`},
+		{"/admin/nodes/2", `{"slots": 5}{"slots": 6}`, 400, `want {"slots": K}`},
+		{"/admin/nodes/2", `{"slots": 5` + strings.Repeat(" ", 2000) + `}`, 413, "body over 1024 bytes"},
+		{"/admin/nodes/0", `{"slots": 5}`, 400, "node id"},
+		{"/admin/nodes/99999999999", `{"slots": 5}`, 400, "node id"},
+	} {
+		resp, err := http.Post(url+tc.path, "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.message) {
+			t.Fatalf("POST %s %.40q: %d %q, want %d with %q", tc.path, tc.body, resp.StatusCode, e.Error, tc.status, tc.message)
+		}
+	}
+	if v := f.View(); func() uint32 { n, _ := v.Node(2); return n.Slots }() != 2 {
+		t.Fatal("a refused request changed node 2's slots")
+	}
+}

@@ -23,7 +23,8 @@ type (
 	Stream  = adminwire.Stream
 )
 
-// maxResponseBytes bounds a response: the node list is the largest.
+// maxResponseBytes bounds a response: the cluster view, with every node,
+// is the largest.
 const maxResponseBytes = 16 << 20
 
 // Client talks to one admin listener. It is safe for concurrent use.
@@ -42,7 +43,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+	status := fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
+	if e.Message == "" {
+		return status
+	}
+	return status + ": " + e.Message
 }
 
 // Cluster returns the metadata view as the node applied it.

@@ -27,21 +27,28 @@ func (n *slotsNode) SetSlots(_ context.Context, id domain.NodeID, slots uint32) 
 	return nil
 }
 
-// FuzzAdminRequests sends any path under /admin and any body: the answer
-// is a 2xx or a 4xx with the error JSON, never a crash or a 5xx, and only a
-// 200 to a set-slots request changes the slots, to what its body says.
+// FuzzAdminRequests sends a GET or a POST of any path under /admin with
+// any body: the answer is a 2xx or a 4xx with the error JSON, never a crash
+// or a 5xx, and only a 200 to a set-slots POST changes the slots, to what
+// its body says.
 func FuzzAdminRequests(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"nodes/1", `{"slots": 3}`}, {"nodes/1", `{"slots": -1}`}, {"nodes/2", `{"slots": 3}`},
-		{"nodes/x", `{}`}, {"nodes/1", `{"slots": 3, "x": 1}`}, {"streams/a%2Fb", ""}, {"cluster", ""},
+		{"nodes/x", `{}`}, {"nodes/1", `{"slots": 3, "x": 1}`}, {"nodes/1", `{"slots": 3}}`},
+		{"streams/a%2Fb", ""}, {"streams/", ""}, {"cluster", ""},
 	} {
-		f.Add(seed[0], seed[1])
+		f.Add(true, seed[0], seed[1])
+		f.Add(false, seed[0], seed[1])
 	}
-	f.Fuzz(func(t *testing.T, path, body string) {
+	f.Fuzz(func(t *testing.T, post bool, path, body string) {
+		method := http.MethodGet
+		if post {
+			method = http.MethodPost
+		}
 		n := &slotsNode{state: domain.NewState()}
 		n.state.Apply(&domain.RegisterNode{Node: 1, Epoch: 1, Address: "x", Slots: 1})
 		h := adminhttp.New(n, nil)
-		req, err := http.NewRequest(http.MethodPost, "http://admin/admin/"+path, strings.NewReader(body))
+		req, err := http.NewRequest(method, "http://admin/admin/"+path, strings.NewReader(body))
 		if err != nil {
 			return // not a URL a client could send
 		}
@@ -50,19 +57,19 @@ func FuzzAdminRequests(f *testing.F) {
 		reg, _ := n.state.Node(1)
 		switch {
 		case rec.Code >= 500:
-			t.Fatalf("POST /admin/%q %q: %d %s", path, body, rec.Code, rec.Body)
-		case rec.Code == http.StatusOK:
+			t.Fatalf("%s /admin/%q %q: %d %s", method, path, body, rec.Code, rec.Body)
+		case rec.Code == http.StatusOK && post:
 			var sent struct{ Slots uint32 }
 			if err := json.Unmarshal([]byte(body), &sent); err != nil || reg.Slots != sent.Slots {
 				t.Fatalf("POST /admin/%q %q: 200 with slots %d (%v)", path, body, reg.Slots, err)
 			}
 		case reg.Slots != 1:
-			t.Fatalf("POST /admin/%q %q: %d, yet the slots changed to %d", path, body, rec.Code, reg.Slots)
+			t.Fatalf("%s /admin/%q %q: %d, yet the slots changed to %d", method, path, body, rec.Code, reg.Slots)
 		}
 		if rec.Code >= 400 {
 			var e struct{ Error string }
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
-				t.Fatalf("POST /admin/%q: %d without the error JSON: %q", path, rec.Code, rec.Body)
+				t.Fatalf("%s /admin/%q: %d without the error JSON: %q", method, path, rec.Code, rec.Body)
 			}
 		}
 	})

@@ -1,14 +1,17 @@
 // Package adminhttp serves the admin listener over echo: liveness and
 // readiness probes, the cluster view as JSON, a stream's metadata, node
-// placement weights, and metrics for Prometheus.
+// slots, and metrics for Prometheus. Every error is the admin error JSON.
 package adminhttp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/adminwire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -23,9 +26,9 @@ type Node interface {
 	View() domain.State
 	// LeaseHolder reports whether this node holds the maintenance lease.
 	LeaseHolder() (epoch uint64, held bool)
-	// SetSlots sets a node's placement weight (0: it takes no new
-	// streams) and returns once the view holds it. ErrUnknownNode when
-	// the node is not registered.
+	// SetSlots sets a node's slots and returns once the view holds them:
+	// ErrUnknownNode when the node is not registered, ErrNoProcess when no
+	// process runs its registration.
 	SetSlots(ctx context.Context, node domain.NodeID, slots uint32) error
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.
@@ -70,3 +73,16 @@ func probeResponse(c echo.Context, err error) error {
 
 func (h handlers) health(c echo.Context) error { return probeResponse(c, h.n.Health()) }
 func (h handlers) ready(c echo.Context) error  { return probeResponse(c, h.n.Ready()) }
+
+// renderError answers every error with the admin error JSON.
+func renderError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, err.Error()
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code, msg = he.Code, fmt.Sprint(he.Message)
+	}
+	c.JSON(code, adminwire.Error{Error: msg})
+}

@@ -105,7 +105,7 @@ func (e *Engine) AppendWith(ctx context.Context, id uint64, records []domain.Rec
 		}
 	}
 	if err == nil && opts.Seal && !res.Duplicate {
-		err = e.recordSeal(ctx, s, res.Next)
+		err = e.recordSeal(ctx, s)
 	}
 	return res, err
 }
@@ -291,19 +291,21 @@ func recordsSize(records []domain.Record) int {
 	return f.Size()
 }
 
-// recordSeal makes a seal decided under the gate, after the records ending
-// at next, durable in the metadata. It is retried by closing again: the
-// in-memory seal already refuses appends, and SealStream is idempotent. A
-// refusal is success when the stream is sealed at next: a close that got
-// the gate first recorded this seal (see closeCommands).
-func (e *Engine) recordSeal(ctx context.Context, s *stream, next uint64) error {
+// recordSeal makes a seal decided under the gate durable in the metadata.
+// It is retried by closing again: the in-memory seal already refuses
+// appends, and SealStream is idempotent. A refusal is success when a close
+// that got the gate first recorded this seal (see sealUnrecorded); the
+// close holds the gate until it has looked at its results.
+func (e *Engine) recordSeal(ctx context.Context, s *stream) error {
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
 	if err != nil {
 		return err
 	}
 	if !r.OK() {
-		v := e.cfg.Plane.View()
-		if st, ok := v.Stream(s.id); !ok || !st.Sealed || st.End != next {
+		s.gate.Lock()
+		closed := s.sealClosed
+		s.gate.Unlock()
+		if !closed {
 			return fmt.Errorf("%w: seal stream %d: %s", ErrFenced, s.id, r)
 		}
 	}

@@ -62,7 +62,8 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// closeBatch is how many CloseStream commands go in one proposal.
+// closeBatch is how many streams one proposal closes: with a SealStream
+// each, 256 commands, what one metadata row holds by default.
 const closeBatch = 128
 
 // closeCommitted closes those of streams whose every record is committed,
@@ -88,10 +89,14 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 // proposal, and lets go of those it closed. The caller holds their gates.
 func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 	var cmds []domain.Command
-	closeAt := make([]int, len(closing)) // where each stream's CloseStream is in cmds
+	sealAt := make([]int, len(closing)) // where each stream's SealStream is in cmds, -1 if none
 	for i, s := range closing {
-		cmds = append(cmds, e.closeCommands(s)...)
-		closeAt[i] = len(cmds) - 1
+		sealAt[i] = -1
+		if e.sealUnrecorded(s) {
+			sealAt[i] = len(cmds)
+			cmds = append(cmds, &domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
+		}
+		cmds = append(cmds, &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
 	}
 	rs, err := e.cfg.Plane.Propose(ctx, cmds...)
 	if err != nil {
@@ -101,29 +106,38 @@ func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 		return fmt.Errorf("close streams: %w", err)
 	}
 	var errs []error
+	next := 0
 	for i, s := range closing {
-		if r := rs[closeAt[i]]; !r.OK() {
+		if sealAt[i] >= 0 {
+			if r := rs[next]; !r.OK() {
+				errs = append(errs, fmt.Errorf("seal stream %d: %s", s.id, r))
+			}
+			next++
+		}
+		r := rs[next]
+		next++
+		if !r.OK() {
 			errs = append(errs, fmt.Errorf("close stream %d: %s", s.id, r))
 			continue
 		}
+		s.sealClosed = s.sealed && (sealAt[i] < 0 || rs[sealAt[i]].OK())
 		e.dropClosed(s)
 	}
 	return errors.Join(errs...)
 }
 
-// closeCommands close s, whose records are all committed: a CloseStream,
-// after a SealStream when an append sealed s but has not recorded the seal
-// yet. That append records it only once its records are durable, outside
-// the gate; a close that takes the gate first would otherwise drop the
-// seal, and the append, its records written, would be refused (recordSeal
-// accepts the seal recorded here). The caller holds s's gate.
-func (e *Engine) closeCommands(s *stream) []domain.Command {
-	closeCmd := &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch}
-	v := e.cfg.Plane.View()
-	if st, ok := v.Stream(s.id); !s.sealed || ok && st.Sealed {
-		return []domain.Command{closeCmd}
+// sealUnrecorded reports whether an append sealed s but has not recorded
+// the seal yet: it does so only once its records are durable, outside the
+// gate, and a close that takes the gate first records the seal itself, so
+// that it is not lost with the close and the append, its records written,
+// is not refused (recordSeal checks sealClosed). The caller holds s's gate.
+func (e *Engine) sealUnrecorded(s *stream) bool {
+	if !s.sealed {
+		return false
 	}
-	return []domain.Command{&domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch}, closeCmd}
+	v := e.cfg.Plane.View()
+	st, ok := v.Stream(s.id)
+	return !ok || !st.Sealed
 }
 
 // dropInDoubt forgets a stream whose close had an unknown outcome. The close

@@ -28,20 +28,12 @@ func TestACloseBetweenAnAppendAndItsSealKeepsTheSeal(t *testing.T) {
 			p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 			id := p.create(t, "/s")
 			s, _ := p.engine.local(id)
-			// The append's first half: its records and the seal, decided
-			// under the gate, then durable.
-			res, done, err := p.engine.submit(s, records("a"), AppendOptions{Seal: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			res := submitDurable(t, p, s, AppendOptions{Seal: true})
 			if err := tc.close(p, id); err != nil {
 				t.Fatalf("close: %v", err)
 			}
 			// Its second half.
-			if err := p.engine.recordSeal(ctx, s, res.Next); err != nil {
+			if err := p.engine.recordSeal(ctx, s); err != nil {
 				t.Fatalf("the append's seal, after the close: %v", err)
 			}
 			if st := p.stream(t, id); !st.Sealed || st.Open || st.End != res.Next {
@@ -56,25 +48,58 @@ func TestACloseBetweenAnAppendAndItsSealKeepsTheSeal(t *testing.T) {
 	}
 }
 
-// A seal refused for any other reason still fails the append: the stream
-// was closed without it (here, by a close that predates the append's
-// records), so it is not sealed after them.
+// A seal refused for any other reason still fails the append: here the
+// close found no seal to record (the append did not seal), so a refused
+// SealStream means the stream was let go without it.
 func TestASealRefusedWithoutTheCloseRecordingItFails(t *testing.T) {
 	ctx := context.Background()
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	s, _ := p.engine.local(id)
-	res, done, err := p.engine.submit(s, records("a"), AppendOptions{})
+	submitDurable(t, p, s, AppendOptions{})
+	if err := p.engine.Close(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.engine.recordSeal(ctx, s); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a seal the close did not record: %v, want ErrFenced", err)
+	}
+}
+
+// A fenced writer's seal, refused, stays refused even when the stream is
+// sealed at the same committed end by its successor: the successor's
+// records after it are not committed yet, so only this writer's own close
+// could have recorded its seal.
+func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
+	ctx := context.Background()
+	log, store := memlog.New(), memstore.New()
+	old := startProcess(t, log, store, 1, 1)
+	id := old.create(t, "/s")
+	s, _ := old.engine.local(id)
+	submitDurable(t, old, s, AppendOptions{Seal: true})
+	successor := takeOver(t, log, store, 1, 2, old)
+	successor.mustOpen(t, id) // recovers "a"; the seal was never recorded
+	if _, err := successor.engine.Upload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := successor.engine.AppendWith(ctx, id, records("b"), AppendOptions{Seal: true}); err != nil {
+		t.Fatal(err)
+	}
+	old.plane.WaitFor(ctx, successor.plane.Applied())
+	if err := old.engine.recordSeal(ctx, s); !errors.Is(err, ErrFenced) {
+		t.Fatalf("the fenced writer's seal after its records: %v, want ErrFenced (the stream goes on with b)", err)
+	}
+}
+
+// submitDurable is an append's first half: record "a" (and the seal, if
+// asked) decided under s's gate, then durable; the seal is not recorded.
+func submitDurable(t *testing.T, p *process, s *stream, opts AppendOptions) AppendResult {
+	t.Helper()
+	res, done, err := p.engine.submit(s, records("a"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := p.engine.Close(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.engine.recordSeal(ctx, s, res.Next); !errors.Is(err, ErrFenced) {
-		t.Fatalf("a seal the close did not record: %v, want ErrFenced", err)
-	}
+	return res
 }

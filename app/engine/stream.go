@@ -16,12 +16,15 @@ type stream struct {
 	id    uint64
 	epoch uint64 // the stream epoch this process opened it at
 
-	gate      sync.Mutex
-	next      uint64 // next offset to assign
-	lastTs    int64
-	sealed    bool // no more appends: decided under gate
-	producers map[string]producerState
-	writerSeq string // the last accepted writer sequence, "" for none
+	gate   sync.Mutex
+	next   uint64 // next offset to assign
+	lastTs int64
+	sealed bool // no more appends: decided under gate
+	// sealClosed: a close recorded the seal with the stream's close, before
+	// the sealing append could (sealUnrecorded); set under gate.
+	sealClosed bool
+	producers  map[string]producerState
+	writerSeq  string // the last accepted writer sequence, "" for none
 
 	mu        sync.Mutex
 	base      uint64          // offset of records[0]

@@ -434,3 +434,19 @@ func TestLargeStateIsNotRewrittenForSmallRows(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An append that may have stored its row and could never find out gives up
+// with ErrOutcomeUnknown (the row may yet apply), not a plain failure a
+// caller could take as "not written" and retry.
+func TestAmbiguousAppendThatCannotBeResolvedIsOutcomeUnknown(t *testing.T) {
+	log := &ambiguousLog{Log: memlog.New()}
+	p := openPlane(t, log, 0)
+	by := register(t, p, 1, 1)
+	log.mu.Lock()
+	log.fails, log.readBackFails = 1, 1<<30
+	log.mu.Unlock()
+	_, err := p.ProposeOne(context.Background(), putKey(by, "k"))
+	if !errors.Is(err, meta.ErrOutcomeUnknown) {
+		t.Fatalf("propose: %v, want ErrOutcomeUnknown", err)
+	}
+}

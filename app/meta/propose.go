@@ -247,6 +247,9 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 		}
 	}
 	p.forget(idx)
+	if mayBeOurs && !errors.Is(err, ErrOutcomeUnknown) {
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err) // the row may be stored, and be applied
+	}
 	return 0, err
 }
 

@@ -20,18 +20,20 @@ const (
   cluster            the metadata view: applied index, counts, lease, nodes
   nodes              the registered nodes: epoch, address, slots, streams
   stream NAME        a stream's metadata: owner, epochs, committed offsets
-  set-slots N        node N's placement weight (--slots K); 0 takes no new
-                     streams. A node's restart sets its --slots again.
+  set-slots N        record node N's slots (--slots K). Streams are not
+                     placed by slots yet; a transfer needs a target with
+                     slots, and a node's restart sets its --slots again.
+
+The stream verbs' global flags do not apply here.
 `
 )
 
-// adminCommand is one admin command line: its subcommand and arguments,
-// the client, and how to print.
+// adminCommand is one admin command line: its subcommand's arguments and
+// flags.
 type adminCommand struct {
 	*command
-	client   *adminclient.Client
 	args     []string
-	slots    int64
+	slots    uint64
 	asJSON   bool
 	endpoint string
 }
@@ -47,11 +49,11 @@ var adminVerbs = map[string]struct {
 }
 
 func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
-	c := &adminCommand{command: newCommand("admin", adminSynopsis)}
+	c := &adminCommand{command: newCommandWithoutGlobals("admin", adminSynopsis)}
 	c.notes = adminNotes
-	c.fs.StringVar(&c.endpoint, "admin-endpoint", defaultAdminEndpoint, "the node's admin listener (PICO_ADMIN_ENDPOINT)")
+	c.fs.StringVar(&c.endpoint, "admin-endpoint", defaultAdminEndpoint, "the node's admin listener")
 	c.fs.BoolVar(&c.asJSON, "json", false, "print the admin listener's JSON")
-	c.fs.Int64Var(&c.slots, "slots", -1, "set-slots: the placement weight")
+	c.fs.Uint64Var(&c.slots, "slots", 0, "set-slots: the node's slots")
 	positional, err := c.parse(args, 1, 2)
 	if err != nil {
 		return err
@@ -63,20 +65,27 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 		return c.usageError(fmt.Sprintf("unknown admin command %q", positional[0]))
 	case len(c.args) != sub.args:
 		return c.usageError(fmt.Sprintf("admin %s: wrong number of arguments", positional[0]))
+	case c.given("slots") != (positional[0] == "set-slots"):
+		return c.usageError("--slots goes with set-slots, which needs it")
 	}
-	endpoint := c.endpoint
-	if env := os.Getenv("PICO_ADMIN_ENDPOINT"); env != "" && !c.given("admin-endpoint") {
-		endpoint = env
-	}
-	if err := validateEndpoint(endpoint); err != nil {
-		return err
-	}
-	c.client = adminclient.New(endpoint, "pico-cli")
 	return sub.run(ctx, c, stdout)
 }
 
+// client is the admin client for --admin-endpoint, else
+// $PICO_ADMIN_ENDPOINT, else the default.
+func (c *adminCommand) client() (*adminclient.Client, error) {
+	endpoint := c.endpoint
+	if env := os.Getenv(globalEnv["admin-endpoint"]); env != "" && !c.given("admin-endpoint") {
+		endpoint = env
+	}
+	if err := validateEndpoint(endpoint); err != nil {
+		return nil, err
+	}
+	return adminclient.New(endpoint, "pico-cli"), nil
+}
+
 // print writes v as indented JSON with --json, else calls human.
-func (c *adminCommand) print(stdout io.Writer, v any, human func(*tabwriter.Writer)) error {
+func (c *adminCommand) print(stdout io.Writer, v any, human func(io.Writer)) error {
 	if c.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -88,11 +97,15 @@ func (c *adminCommand) print(stdout io.Writer, v any, human func(*tabwriter.Writ
 }
 
 func adminCluster(ctx context.Context, c *adminCommand, stdout io.Writer) error {
-	cl, err := c.client.Cluster(ctx)
+	client, err := c.client()
 	if err != nil {
 		return err
 	}
-	return c.print(stdout, cl, func(w *tabwriter.Writer) {
+	cl, err := client.Cluster(ctx)
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, cl, func(w io.Writer) {
 		lease := "not held by this node"
 		if cl.LeaseHeld {
 			lease = fmt.Sprintf("held by this node (epoch %d)", cl.LeaseEpoch)
@@ -104,11 +117,15 @@ func adminCluster(ctx context.Context, c *adminCommand, stdout io.Writer) error 
 }
 
 func adminNodes(ctx context.Context, c *adminCommand, stdout io.Writer) error {
-	nodes, err := c.client.Nodes(ctx)
+	client, err := c.client()
 	if err != nil {
 		return err
 	}
-	return c.print(stdout, nodes, func(w *tabwriter.Writer) { nodeTable(w, nodes) })
+	nodes, err := client.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, nodes, func(w io.Writer) { nodeTable(w, nodes) })
 }
 
 func nodeTable(w io.Writer, nodes []adminclient.Node) {
@@ -119,27 +136,37 @@ func nodeTable(w io.Writer, nodes []adminclient.Node) {
 }
 
 func adminStream(ctx context.Context, c *adminCommand, stdout io.Writer) error {
-	st, err := c.client.Stream(ctx, c.args[0])
+	client, err := c.client()
 	if err != nil {
 		return err
 	}
-	return c.print(stdout, st, func(w *tabwriter.Writer) {
-		created := time.UnixMilli(st.CreatedMs).UTC().Format(time.RFC3339)
-		fmt.Fprintf(w, "name\t%s\nid\t%d\ncontent type\t%s\ncreated\t%s\n", st.Name, st.ID, st.ContentType, created)
-		fmt.Fprintf(w, "owner\tnode %d at epoch %d (open: %t)\nstream epoch\t%d\nclosed\t%t\n", st.Owner, st.OwnerEpoch, st.Open, st.Epoch, st.Sealed)
-		fmt.Fprintf(w, "committed\t[%d, %d) in %d objects\n", st.Start, st.CommittedEnd, st.Objects)
-		optional(w, "unrecovered writers", st.Unrecovered != 0, strconv.Itoa(st.Unrecovered))
-		optional(w, "fork of", st.ForkOf != "", fmt.Sprintf("%s at %d", st.ForkOf, st.ForkAt))
-		optional(w, "forks", st.Forks != 0, strconv.FormatUint(uint64(st.Forks), 10))
-		optional(w, "deleted, kept for its forks", st.SoftDeleted, "true")
-		optional(w, "transfer to", st.TransferTo != 0, fmt.Sprintf("node %d", st.TransferTo))
-		optional(w, "retention", st.RetentionSec != 0, fmt.Sprintf("%d s", st.RetentionSec))
-		optional(w, "idle ttl", st.IdleTTLSec != 0, fmt.Sprintf("%d s", st.IdleTTLSec))
-		optional(w, "expires at", st.ExpiresAtMs != 0, time.UnixMilli(st.ExpiresAtMs).UTC().Format(time.RFC3339))
-	})
+	st, err := client.Stream(ctx, c.args[0])
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, st, func(w io.Writer) { streamRows(w, st) })
 }
 
-func optional(w io.Writer, key string, set bool, value string) {
+func streamRows(w io.Writer, st adminclient.Stream) {
+	created := time.UnixMilli(st.CreatedMs).UTC().Format(time.RFC3339)
+	fmt.Fprintf(w, "name\t%s\nid\t%d\ncontent type\t%s\ncreated\t%s\n", st.Name, st.ID, st.ContentType, created)
+	fmt.Fprintf(w, "owner\tnode %d at epoch %d (open: %t)\nstream epoch\t%d\nclosed\t%t\n", st.Owner, st.OwnerEpoch, st.Open, st.Epoch, st.Sealed)
+	fmt.Fprintf(w, "committed\t[%d, %d) in %d objects\n", st.Start, st.CommittedEnd, st.Objects)
+	source := st.ForkOf
+	if source == "" {
+		source = fmt.Sprintf("stream %d (gone)", st.ForkOfID)
+	}
+	optionalRow(w, "unrecovered writers", st.Unrecovered != 0, strconv.Itoa(st.Unrecovered))
+	optionalRow(w, "fork of", st.ForkOfID != 0, fmt.Sprintf("%s at %d", source, st.ForkAt))
+	optionalRow(w, "forks", st.Forks != 0, strconv.FormatUint(uint64(st.Forks), 10))
+	optionalRow(w, "deleted, kept for its forks", st.SoftDeleted, "true")
+	optionalRow(w, "transfer to", st.TransferTo != 0, fmt.Sprintf("node %d", st.TransferTo))
+	optionalRow(w, "retention", st.RetentionSec != 0, fmt.Sprintf("%d s", st.RetentionSec))
+	optionalRow(w, "idle ttl", st.IdleTTLSec != 0, fmt.Sprintf("%d s", st.IdleTTLSec))
+	optionalRow(w, "expires at", st.ExpiresAtMs != 0, time.UnixMilli(st.ExpiresAtMs).UTC().Format(time.RFC3339))
+}
+
+func optionalRow(w io.Writer, key string, set bool, value string) {
 	if set {
 		fmt.Fprintf(w, "%s\t%s\n", key, value)
 	}
@@ -150,12 +177,16 @@ func adminSetSlots(ctx context.Context, c *adminCommand, stdout io.Writer) error
 	if err != nil || id == 0 {
 		return c.usageError(fmt.Sprintf("node id %q: want a number from 1", c.args[0]))
 	}
-	if c.slots < 0 || c.slots > 1<<32-1 {
-		return c.usageError("set-slots needs --slots K, K from 0 to 4294967295")
+	if c.slots > 1<<32-1 {
+		return c.usageError("--slots: want K from 0 to 4294967295")
 	}
-	n, err := c.client.SetSlots(ctx, uint32(id), uint32(c.slots))
+	client, err := c.client()
 	if err != nil {
 		return err
 	}
-	return c.print(stdout, n, func(w *tabwriter.Writer) { nodeTable(w, []adminclient.Node{n}) })
+	n, err := client.SetSlots(ctx, uint32(id), uint32(c.slots))
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, n, func(w io.Writer) { nodeTable(w, []adminclient.Node{n}) })
 }

@@ -17,8 +17,9 @@ import (
 // fakeAdminNode is a node's metadata without the node: a state the admin
 // listener reads and set-slots changes through Apply.
 type fakeAdminNode struct {
-	mu    sync.Mutex
-	state domain.State
+	mu        sync.Mutex
+	state     domain.State
+	noProcess domain.NodeID // SetSlots refuses to give this node slots
 }
 
 func (f *fakeAdminNode) Health() error               { return nil }
@@ -32,7 +33,16 @@ func (f *fakeAdminNode) apply(c domain.Command) domain.Result {
 	return f.state.ApplyRow(f.state.Index+1, []domain.Command{c})[0]
 }
 
+func (f *fakeAdminNode) slots(id domain.NodeID) uint32 {
+	v := f.View()
+	n, _ := v.Node(id)
+	return n.Slots
+}
+
 func (f *fakeAdminNode) SetSlots(_ context.Context, id domain.NodeID, slots uint32) error {
+	if id == f.noProcess && slots > 0 {
+		return fmt.Errorf("%w: node %d has no heartbeat", adminhttp.ErrNoProcess, id)
+	}
 	r := f.apply(&domain.SetSlots{By: domain.Proposer{Node: 1, Epoch: 5}, Node: id, Slots: slots})
 	if r.Code == domain.ResultNotFound {
 		return adminhttp.ErrUnknownNode
@@ -116,15 +126,20 @@ func TestAdminSetSlots(t *testing.T) {
 	f, url := newFakeAdmin(t)
 	pico(t, "", "admin", "set-slots", "2", "--slots", "0", "--admin-endpoint", url).want(t, 0,
 		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS\n2     9      http://n2:4437  0      0\n", "")
-	if v := f.View(); func() uint32 { n, _ := v.Node(2); return n.Slots }() != 0 {
+	if f.slots(2) != 0 {
 		t.Fatal("node 2's slots did not change")
 	}
 	pico(t, "", "admin", "set-slots", "3", "--slots", "1", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: node 3 is not registered\n")
+	f.noProcess = 2
+	pico(t, "", "admin", "set-slots", "2", "--slots", "1", "--admin-endpoint", url).want(t, 1, "",
+		"pico: 409 Conflict: no process runs the node's registration: node 2 has no heartbeat\n")
 	for _, args := range [][]string{
 		{"admin", "set-slots", "2"},                       // no --slots
 		{"admin", "set-slots", "x", "--slots", "1"},       // not a node id
 		{"admin", "set-slots", "2", "--slots", "-2"},      // negative
 		{"admin", "set-slots", "2", "--slots", "1 << 33"}, // not a number
+		{"admin", "nodes", "--slots", "1"},                // --slots without set-slots
+		{"admin", "--endpoint", "http://x", "nodes"},      // a stream verb's flag
 		{"admin", "frobnicate"},
 		{"admin", "stream"},
 		{"admin"},
@@ -148,6 +163,8 @@ func TestAdminRefusesBadSetSlotsRequests(t *testing.T) {
 		{"/admin/nodes/2", `{}`, 400, `want {"slots": K}`},
 		{"/admin/nodes/2", `{"slots": -1}`, 400, `want {"slots": K}`},
 		{"/admin/nodes/2", `{"slots": 5}{"slots": 6}`, 400, `want {"slots": K}`},
+		{"/admin/nodes/2", `{"slots": 5}}`, 400, `want {"slots": K}`},
+		{"/admin/nodes/2", `{"slots": 5}]`, 400, `want {"slots": K}`},
 		{"/admin/nodes/2", `{"slots": 5` + strings.Repeat(" ", 2000) + `}`, 413, "body over 1024 bytes"},
 		{"/admin/nodes/0", `{"slots": 5}`, 400, "node id"},
 		{"/admin/nodes/99999999999", `{"slots": 5}`, 400, "node id"},
@@ -163,7 +180,7 @@ func TestAdminRefusesBadSetSlotsRequests(t *testing.T) {
 			t.Fatalf("POST %s %.40q: %d %q, want %d with %q", tc.path, tc.body, resp.StatusCode, e.Error, tc.status, tc.message)
 		}
 	}
-	if v := f.View(); func() uint32 { n, _ := v.Node(2); return n.Slots }() != 2 {
+	if f.slots(2) != 2 {
 		t.Fatal("a refused request changed node 2's slots")
 	}
 }

@@ -28,6 +28,7 @@ type globalFlags struct {
 // globalEnv names each global flag's environment variable.
 var globalEnv = map[string]string{
 	"endpoint": "PICO_ENDPOINT", "protocol": "PICO_PROTOCOL", "http2": "PICO_HTTP2", "profile": "PICO_PROFILE",
+	"admin-endpoint": "PICO_ADMIN_ENDPOINT", // pico admin's only
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {
@@ -46,9 +47,16 @@ type command struct {
 }
 
 func newCommand(name, synopsis string) *command {
+	c := newCommandWithoutGlobals(name, synopsis)
+	c.globals.register(c.fs)
+	return c
+}
+
+// newCommandWithoutGlobals is a verb that does not talk to a stream
+// endpoint, so the global flags would mean nothing to it.
+func newCommandWithoutGlobals(name, synopsis string) *command {
 	c := &command{fs: flag.NewFlagSet(name, flag.ContinueOnError), synopsis: synopsis}
 	c.fs.SetOutput(io.Discard)
-	c.globals.register(c.fs)
 	return c
 }
 

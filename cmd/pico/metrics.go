@@ -1,27 +1,10 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
 	"github.com/picomq/pico/adapters/adminhttp"
-	"github.com/picomq/pico/app/node"
-	"github.com/picomq/pico/domain"
 )
 
-// adminNode is the node as the admin listener sees it, its stats named as
-// Prometheus samples.
-type adminNode struct{ *node.Node }
-
-func (a adminNode) SetSlots(ctx context.Context, id domain.NodeID, slots uint32) error {
-	err := a.Node.SetSlots(ctx, id, slots)
-	if errors.Is(err, node.ErrUnknownNode) {
-		return fmt.Errorf("%w: %v", adminhttp.ErrUnknownNode, err)
-	}
-	return err
-}
-
+// Metrics names the node's stats as Prometheus samples.
 func (a adminNode) Metrics() []adminhttp.Metric {
 	s := a.Stats()
 	return []adminhttp.Metric{

@@ -41,8 +41,11 @@ type Stream struct {
 	CommittedEnd uint64 `json:"committedEnd"`
 	Objects      int    `json:"objects"`
 	// Unrecovered counts earlier writers whose WALs a takeover still reads.
-	Unrecovered int    `json:"unrecoveredWriters"`
+	Unrecovered int `json:"unrecoveredWriters"`
+	// ForkOf names the stream this one was forked from (ForkOfID: its id,
+	// which stays when the source is gone).
 	ForkOf      string `json:"forkOf,omitempty"`
+	ForkOfID    uint64 `json:"forkOfId,omitempty"`
 	ForkAt      uint64 `json:"forkAt,omitempty"`
 	Forks       uint32 `json:"forks,omitempty"`
 	SoftDeleted bool   `json:"softDeleted,omitempty"`

@@ -89,11 +89,9 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 // proposal, and lets go of those it closed. The caller holds their gates.
 func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 	var cmds []domain.Command
-	sealAt := make([]int, len(closing)) // where each stream's SealStream is in cmds, -1 if none
+	sealing := make([]bool, len(closing)) // a SealStream goes just before the stream's CloseStream
 	for i, s := range closing {
-		sealAt[i] = -1
-		if e.sealUnrecorded(s) {
-			sealAt[i] = len(cmds)
+		if sealing[i] = e.sealUnrecorded(s); sealing[i] {
 			cmds = append(cmds, &domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
 		}
 		cmds = append(cmds, &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
@@ -106,21 +104,21 @@ func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 		return fmt.Errorf("close streams: %w", err)
 	}
 	var errs []error
-	next := 0
 	for i, s := range closing {
-		if sealAt[i] >= 0 {
-			if r := rs[next]; !r.OK() {
-				errs = append(errs, fmt.Errorf("seal stream %d: %s", s.id, r))
+		sealed := true
+		if sealing[i] {
+			seal := rs[0]
+			if rs, sealed = rs[1:], seal.OK(); !sealed {
+				errs = append(errs, fmt.Errorf("seal stream %d: %s", s.id, seal))
 			}
-			next++
 		}
-		r := rs[next]
-		next++
+		r := rs[0]
+		rs = rs[1:]
 		if !r.OK() {
 			errs = append(errs, fmt.Errorf("close stream %d: %s", s.id, r))
 			continue
 		}
-		s.sealClosed = s.sealed && (sealAt[i] < 0 || rs[sealAt[i]].OK())
+		s.sealClosed = s.sealed && sealed
 		e.dropClosed(s)
 	}
 	return errors.Join(errs...)

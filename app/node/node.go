@@ -105,11 +105,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	explicitEpoch := cfg.Epoch != 0
+	view, explicitEpoch := plane.View(), cfg.Epoch != 0
 	if !explicitEpoch {
-		cfg.Epoch = freshEpoch(plane.View(), cfg.ID, cfg.Now())
+		cfg.Epoch = freshEpoch(view, cfg.ID, cfg.Now())
 	}
-	predecessor, view := "", plane.View()
+	predecessor := ""
 	if prev, ok := view.Node(cfg.ID); ok {
 		// Registration below fences it, or fails: then nothing is taken.
 		predecessor = leaseHolder(cfg.ID, prev.Epoch)

@@ -85,7 +85,7 @@ func (noLease) Held() (uint64, bool) { return 0, false }
 
 // BenchmarkClosedLoopAppenders: 64 appenders, each waiting for its
 // acknowledgement before its next frame, against a store whose PUTs take
-// 2 ms, with and without the linger, side by side: frames per PUT and
+// 2 ms, with the linger off and on (see lingerSideBySide): frames per PUT and
 // appends/s. An op is one append.
 func BenchmarkClosedLoopAppenders(b *testing.B) {
 	lingerSideBySide(b, func(b *testing.B, w *WAL) {
@@ -110,7 +110,7 @@ func BenchmarkClosedLoopAppenders(b *testing.B) {
 
 // BenchmarkOpenLoopAppends: appends arriving at a steady 10,000/s, each
 // from a client that does not wait for the one before, against a store
-// whose PUTs take 2 ms, with and without the linger, side by side: what the
+// whose PUTs take 2 ms, with the linger off and on (see lingerSideBySide): what the
 // linger costs such a flow in latency and saves in PUTs. An op is one
 // append.
 func BenchmarkOpenLoopAppends(b *testing.B) {
@@ -141,15 +141,18 @@ func BenchmarkOpenLoopAppends(b *testing.B) {
 }
 
 // lingerSideBySide runs load on a WAL over a store whose PUTs take 2 ms,
-// once with the linger off and once on, and reports frames per PUT.
+// with the linger off, with waits of up to one PUT latency and of up to
+// two (the default, lingerPutTimes), and reports frames per PUT.
 func lingerSideBySide(b *testing.B, load func(b *testing.B, w *WAL)) {
 	for _, c := range []struct {
 		name      string
 		maxLinger time.Duration
-	}{{"linger=off", -1}, {"linger=on", 0}} {
+		putTimes  int
+	}{{"linger=off", -1, lingerPutTimes}, {"linger=1put", 0, 1}, {"linger=2puts", 0, 2}} {
 		b.Run(c.name, func(b *testing.B) {
 			store := &slowStore{ObjectStore: &discardStore{ObjectStore: memstore.New()}, delay: 2 * time.Millisecond}
 			w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: c.maxLinger})
+			w.linger.putTimes = c.putTimes
 			defer w.Close()
 			load(b, w)
 			st := w.Stats()

@@ -118,9 +118,16 @@ func TestLingerMergesTheAppendersJustAcknowledged(t *testing.T) {
 }
 
 // When the acknowledged appenders do not come back, the wait ends after
-// about a PUT's time, and the draft leaves.
-func TestLingerEndsAfterAPutTime(t *testing.T) {
+// about two PUTs' time, and the draft leaves.
+func TestLingerEndsAfterTwoPutTimes(t *testing.T) {
+	before := time.Now()
 	w, store, b, c := lingerStart(t, 20*time.Millisecond)
+	w.mu.Lock()
+	lasts, putLatency := w.linger.until.Sub(before), w.linger.putLatency
+	w.mu.Unlock()
+	if lasts < 2*putLatency || lasts > 2*putLatency+time.Second {
+		t.Fatalf("the wait ends %v after it began, want two PUT latencies (%v)", lasts, 2*putLatency)
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if uploads, _ := inFlight(w); uploads == 1 {
 			break // the wait timed out and sealed b and c

@@ -128,6 +128,7 @@ func OpenWAL(cfg WALConfig) *WAL {
 	cfg.defaults()
 	w := &WAL{cfg: cfg, prefix: domain.WALPrefix(cfg.Node, cfg.Epoch), nextSeq: 1, sealed: map[uint64]*bulk{}}
 	w.space = sync.NewCond(&w.mu)
+	w.linger.putTimes = lingerPutTimes
 	return w
 }
 

@@ -7,10 +7,10 @@ import "time"
 // appends that answer them takes CPU time, so with the CPU saturated the
 // appenders come back over more than a PUT's time, the wait ends with a
 // third of them still out, and the cohorts split again. Measured with
-// BenchmarkVersusReference (tests/dsconformance), 64 appenders: about 45
-// appends per PUT with one, 63 with two, and 6-16% more appends/s. Two cost
-// a steady flow of independent appends about a millisecond more at 2 ms
-// PUTs, for a third fewer PUTs (BenchmarkOpenLoopAppends).
+// BenchmarkVersusReference (tests/dsconformance), 64 appenders: 45-52
+// appends per PUT with one, 61-63 with two, and 6-16% more appends/s. Two
+// cost a steady flow of independent appends about 1.3 ms more at p50 at
+// 2 ms PUTs, for a third fewer PUTs (BenchmarkOpenLoopAppends).
 const lingerPutTimes = 2
 
 // linger holds the WAL's next bulk back for a moment after an upload

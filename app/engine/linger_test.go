@@ -120,13 +120,16 @@ func TestLingerMergesTheAppendersJustAcknowledged(t *testing.T) {
 // When the acknowledged appenders do not come back, the wait ends after
 // about two PUTs' time, and the draft leaves.
 func TestLingerEndsAfterTwoPutTimes(t *testing.T) {
+	// The wait began between before and after: from after, more than one
+	// PUT latency of it is left (the set-up takes far less than 200 ms).
 	before := time.Now()
-	w, store, b, c := lingerStart(t, 20*time.Millisecond)
+	w, store, b, c := lingerStart(t, 200*time.Millisecond)
+	after := time.Now()
 	w.mu.Lock()
-	lasts, putLatency := w.linger.until.Sub(before), w.linger.putLatency
+	until, putLatency := w.linger.until, w.linger.putLatency
 	w.mu.Unlock()
-	if lasts < 2*putLatency || lasts > 2*putLatency+time.Second {
-		t.Fatalf("the wait ends %v after it began, want two PUT latencies (%v)", lasts, 2*putLatency)
+	if until.Sub(after) <= putLatency || until.Sub(before) > 2*putLatency+time.Second {
+		t.Fatalf("the wait ends %v after it began at the latest, want two PUT latencies (%v)", until.Sub(before), 2*putLatency)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if uploads, _ := inFlight(w); uploads == 1 {

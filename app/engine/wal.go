@@ -100,7 +100,7 @@ type WAL struct {
 	linger  linger
 	closing bool
 
-	puts, submissions atomic.Int64
+	puts, submissions, putNanos atomic.Int64
 }
 
 // draft is the open bulk: the object's bytes, header first, as they will be
@@ -209,6 +209,7 @@ func (w *WAL) upload(b *bulk) {
 	took := time.Since(start)
 	w.puts.Add(1)
 	w.submissions.Add(int64(len(b.done)))
+	w.putNanos.Add(int64(took))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inflight--
@@ -311,14 +312,16 @@ func (w *WAL) Close() error {
 }
 
 // WALStats counts stored bulks since the WAL opened: Puts of them, holding
-// Submissions (a Submit or a SubmitAll each).
+// Submissions (a Submit or a SubmitAll each), which took PutTime in all,
+// retries included.
 type WALStats struct {
 	Puts, Submissions int64
+	PutTime           time.Duration
 }
 
 // Stats returns upload counters.
 func (w *WAL) Stats() WALStats {
-	return WALStats{Puts: w.puts.Load(), Submissions: w.submissions.Load()}
+	return WALStats{Puts: w.puts.Load(), Submissions: w.submissions.Load(), PutTime: time.Duration(w.putNanos.Load())}
 }
 
 // put stores one bulk, retrying transient errors for RetryFor. A

@@ -388,3 +388,21 @@ func TestFenceCoversAFirstBulkStillInFlight(t *testing.T) {
 		t.Fatalf("the writer's first bulk was stored after the fence: %v", err)
 	}
 }
+
+// Stats add up the time PUTs took: the mean PUT latency an operator reads.
+func TestWALStatsAddUpPutTime(t *testing.T) {
+	store := &gatedStore{ObjectStore: memstore.New(), gate: make(chan time.Duration)}
+	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: -1})
+	t.Cleanup(func() {
+		close(store.gate)
+		closeWithin(t, w)
+	})
+	for i, took := range []time.Duration{30 * time.Millisecond, 20 * time.Millisecond} {
+		done := submitAsync(t, w, frame(1, uint64(i), "x"))
+		release(t, store, took)
+		mustAck(t, fmt.Sprint("frame ", i), done)
+	}
+	if st := w.Stats(); st.Puts != 2 || st.PutTime < 50*time.Millisecond {
+		t.Fatalf("stats %+v, want 2 PUTs taking at least 50ms in all", st)
+	}
+}

@@ -279,12 +279,13 @@ func (n *Node) LeaseHolder() (epoch uint64, held bool) {
 
 // Stats are this process's counters and gauges, for monitoring.
 type Stats struct {
-	WALPuts        int64  // WAL bulks stored, one object-store PUT each
-	WALSubmissions int64  // appends in those bulks
-	StreamsWritten int    // streams this process writes
-	Streams        int    // streams in the cluster
-	AppliedIndex   uint64 // the metadata log row applied last
-	LeaseHeld      bool   // this process holds the maintenance lease
+	WALPuts        int64         // WAL bulks stored, one object-store PUT each
+	WALSubmissions int64         // appends in those bulks
+	WALPutTime     time.Duration // the time those PUTs took, retries included
+	StreamsWritten int           // streams this process writes
+	Streams        int           // streams in the cluster
+	AppliedIndex   uint64        // the metadata log row applied last
+	LeaseHeld      bool          // this process holds the maintenance lease
 	// BeatFailing: this process's last heartbeat was not recorded.
 	BeatFailing bool
 	// ReadingsUnusable: its last reading of the heartbeats did not count,
@@ -305,7 +306,7 @@ func (n *Node) Stats() Stats {
 		NodesFenced: n.failover.fenced.Load()}
 	if n.wal != nil {
 		w := n.wal.Stats()
-		s.WALPuts, s.WALSubmissions = w.Puts, w.Submissions
+		s.WALPuts, s.WALSubmissions, s.WALPutTime = w.Puts, w.Submissions, w.PutTime
 	}
 	if n.engine != nil {
 		s.StreamsWritten, s.DeadWALTakeovers = n.engine.LocalCount(), n.engine.DeadWALTakeovers()

@@ -9,6 +9,7 @@ func (a adminNode) Metrics() []adminhttp.Metric {
 	s := a.Stats()
 	return []adminhttp.Metric{
 		{Name: "wal_puts_total", Help: "WAL bulks this process stored, one object-store PUT each.", Counter: true, Value: float64(s.WALPuts)},
+		{Name: "wal_put_seconds_total", Help: "Time the WAL's PUTs took, retries included: divided by wal_puts_total, the mean PUT latency.", Counter: true, Value: s.WALPutTime.Seconds()},
 		{Name: "wal_submissions_total", Help: "Appends in the WAL bulks this process stored.", Counter: true, Value: float64(s.WALSubmissions)},
 		{Name: "streams_written", Help: "Streams this process writes.", Value: float64(s.StreamsWritten)},
 		{Name: "streams", Help: "Streams in the cluster.", Value: float64(s.Streams)},

@@ -26,14 +26,19 @@ import (
 
 // BenchmarkVersusReference measures, side by side in one run, 1 KiB appends
 // over the Durable Streams protocol to pico (on versitygw) and to the Node
-// reference server (its file store, which fsyncs every append): appends/s,
-// per-request p50/p99, the server process's CPU time per append and, for
-// pico, appends per WAL PUT, for 1 and 64 concurrent appenders, each appender on its own stream, and the
-// ratio of the two throughputs. An op is a millisecond of load on each
-// server (-benchtime 5000x: 5 s each). Both servers are driven by the same
-// Go loop, so the client costs the same on both sides; it uses fasthttp,
-// whose client needs about half the CPU of net/http's (reported as
-// client-cpu-µs/append), leaving more of the machine to the servers.
+// reference server (its file store, which fsyncs every append), for 1 and
+// 64 concurrent appenders, each on its own stream: appends/s, per-request
+// p50/p99, the server process's CPU time per append, the ratio of the
+// throughputs and, for pico, appends per WAL PUT and a WAL PUT's mean
+// latency. An op is a millisecond of load on each server (-benchtime 5000x:
+// 5 s each). All servers are driven by the same Go loop, so the client
+// costs the same on every side; it uses fasthttp, whose client needs about
+// half the CPU of net/http's (reported as client-cpu-µs/append), leaving
+// more of the machine to the servers.
+//
+// Between the two it runs the floor (floor_test.go): net/http and pico's
+// WAL on the same versitygw, with no protocol, streams or metadata.
+// x-floor-appends/s is pico's share of what that can do on this machine.
 //
 // With one appender it also alternates, for as long again, lone appends with
 // raw 1 KiB PUTs to the same bucket, one of each in turn, so both see the
@@ -43,6 +48,7 @@ func BenchmarkVersusReference(b *testing.B) {
 	bucket := s3test.URL(b)
 	picoProc := startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket)
 	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid, proc: picoProc}
+	floor := startFloor(b, s3test.URL(b))
 	refProc := startRefServer(b)
 	ref := target{name: "ref", url: refProc.url, pid: refProc.pid}
 	store, err := s3store.Open(context.Background(), bucket)
@@ -57,12 +63,16 @@ func BenchmarkVersusReference(b *testing.B) {
 			span := time.Duration(b.N) * time.Millisecond
 			ours := pico.load(b, appenders, span)
 			settle(b)
+			least := floor.load(b, appenders, span)
+			settle(b)
 			theirs := ref.load(b, appenders, span)
 			settle(b)
 			b.ReportMetric(0, "ns/op") // an op is an append on each server: not a useful figure
 			ours.report(b, pico.name)
+			least.report(b, floor.name)
 			theirs.report(b, ref.name)
 			b.ReportMetric(ours.perSec/theirs.perSec, "x-ref-appends/s")
+			b.ReportMetric(ours.perSec/least.perSec, "x-floor-appends/s")
 			if appenders == 1 {
 				appendP50, putP50 := pico.alternate(b, store, span)
 				b.ReportMetric(float64(appendP50.Microseconds()), "alternating-append-p50-µs")
@@ -116,6 +126,7 @@ type loadResult struct {
 	perSec    float64
 	cpu       time.Duration   // the server process's, per append (0: unknown)
 	perPut    float64         // appends per WAL PUT (0: unknown)
+	putTime   time.Duration   // a WAL PUT's mean latency (0: unknown)
 	clientCPU time.Duration   // this process's (the load generator), per append
 	latency   []time.Duration // of every append, sorted
 }
@@ -130,6 +141,7 @@ func (r loadResult) report(b *testing.B, who string) {
 	}
 	if r.perPut > 0 {
 		b.ReportMetric(r.perPut, who+"-appends/WAL-PUT")
+		b.ReportMetric(float64(r.putTime.Microseconds()), who+"-WAL-PUT-µs")
 	}
 	if len(r.latency) == 0 {
 		return
@@ -209,21 +221,22 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 	}
 	if puts := putsAfter[0] - putsBefore[0]; puts > 0 {
 		r.perPut = (putsAfter[1] - putsBefore[1]) / puts
+		r.putTime = time.Duration((putsAfter[2] - putsBefore[2]) / puts * float64(time.Second))
 	}
 	return r
 }
 
-// walCounters reads pico's WAL PUTs and the appends in them so far (zeros
-// for the reference server).
-func (t target) walCounters(b *testing.B) [2]float64 {
+// walCounters reads pico's WAL PUTs, the appends in them and the seconds
+// they took so far (zeros for the reference server).
+func (t target) walCounters(b *testing.B) [3]float64 {
 	if t.proc == nil {
-		return [2]float64{}
+		return [3]float64{}
 	}
 	m, err := t.proc.Metrics()
 	if err != nil {
 		b.Fatal(err)
 	}
-	return [2]float64{m["pico_wal_puts_total"], m["pico_wal_submissions_total"]}
+	return [3]float64{m["pico_wal_puts_total"], m["pico_wal_submissions_total"], m["pico_wal_put_seconds_total"]}
 }
 
 // processCPU is the user and system CPU time process pid has used, read

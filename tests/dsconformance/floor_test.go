@@ -1,7 +1,6 @@
 package dsconformance
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +8,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/engine"
@@ -84,38 +83,12 @@ func serveFloor(bucket string) error {
 	}))
 }
 
+var floorLine = regexp.MustCompile(`^floor on (http://\S+)`)
+
 // startFloor starts a floor storing in bucket.
 func startFloor(b *testing.B, bucket string) target {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), floorBucketEnv+"="+bucket)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	var url string
-	if _, serr := fmt.Sscanf(line, "floor on %s", &url); err != nil || serr != nil {
-		b.Fatalf("floor: no URL in %q: %v %v", line, err, serr)
-	}
-	return target{name: "floor", url: url, pid: cmd.Process.Pid}
+	return target{name: "floor", url: startServer(b, cmd, floorLine), pid: cmd.Process.Pid}
 }

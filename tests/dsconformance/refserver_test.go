@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,11 +20,20 @@ type refServer struct {
 var refLine = regexp.MustCompile(`reference server on (http://\S+)`)
 
 // startRefServer runs `node ref-server.mjs args…` and returns once it
-// prints its URL. Its standard input is a pipe held until the cleanup, so
-// the server also exits if the test binary dies.
+// prints its URL.
 func startRefServer(t testing.TB, args ...string) *refServer {
 	t.Helper()
 	cmd := exec.Command("node", append([]string{"ref-server.mjs"}, args...)...)
+	url := startServer(t, cmd, refLine) // its cleanup also removes its temporary store
+	return &refServer{url: url, pid: cmd.Process.Pid}
+}
+
+// startServer starts cmd, a server, and returns the first submatch of the
+// first line of its standard output that urlLine matches: its URL. Its
+// standard input is a pipe held until the test's cleanup, so the server
+// exits when the test ends, or when the test binary dies.
+func startServer(t testing.TB, cmd *exec.Cmd, urlLine *regexp.Regexp) string {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -37,7 +47,7 @@ func startRefServer(t testing.TB, args ...string) *refServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		stdin.Close() // the server stops and removes its temporary store
+		stdin.Close()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
 		select {
@@ -51,7 +61,7 @@ func startRefServer(t testing.TB, args ...string) *refServer {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if m := refLine.FindStringSubmatch(sc.Text()); m != nil {
+			if m := urlLine.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
 			}
 		}
@@ -60,13 +70,13 @@ func startRefServer(t testing.TB, args ...string) *refServer {
 	select {
 	case url, ok := <-urls:
 		if !ok {
-			t.Fatal("ref-server.mjs exited without printing its URL")
+			t.Fatalf("%s exited without printing its URL", strings.Join(cmd.Args, " "))
 		}
-		return &refServer{url: url, pid: cmd.Process.Pid}
+		return url
 	case <-time.After(30 * time.Second):
-		t.Fatal("ref-server.mjs printed no URL within 30 s")
+		t.Fatalf("%s printed no URL within 30 s", strings.Join(cmd.Args, " "))
 	}
-	return nil
+	return ""
 }
 
 // EnvCheckReference set to 1 runs the JavaScript files against the Node

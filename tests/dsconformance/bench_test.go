@@ -31,7 +31,7 @@ import (
 // p50/p99, the server process's CPU time per append, the ratio of the
 // throughputs and, for pico, appends per WAL PUT and a WAL PUT's mean
 // latency. An op is a millisecond of load on each server (-benchtime 5000x:
-// 5 s each). All servers are driven by the same Go loop, so the client
+// 5 s each, in five turns taken in rotation). All servers are driven by the same Go loop, so the client
 // costs the same on every side; it uses fasthttp, whose client needs about
 // half the CPU of net/http's (reported as client-cpu-µs/append), leaving
 // more of the machine to the servers.
@@ -57,16 +57,20 @@ func BenchmarkVersusReference(b *testing.B) {
 	}
 	for _, appenders := range []int{1, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
-			// Each server gets the same span of the machine's time,
-			// one after the other, with a pause between them so
-			// that neither works in the other's span (uploads, flushes).
+			// Each server gets the same share of the machine's time:
+			// spanSlices slices each, in turn, with a pause after each
+			// slice so that no server works in another's (uploads,
+			// flushes). Taking turns, they all see the machine in the
+			// same states, however its other tenants load it.
 			span := time.Duration(b.N) * time.Millisecond
-			ours := pico.load(b, appenders, span)
-			settle(b)
-			least := floor.load(b, appenders, span)
-			settle(b)
-			theirs := ref.load(b, appenders, span)
-			settle(b)
+			runs := []*loadRun{pico.prepare(b, appenders), floor.prepare(b, appenders), ref.prepare(b, appenders)}
+			for range spanSlices {
+				for _, r := range runs {
+					r.run(b, span/spanSlices)
+					settle(b)
+				}
+			}
+			ours, least, theirs := runs[0].result(), runs[1].result(), runs[2].result()
 			b.ReportMetric(0, "ns/op") // an op is an append on each server: not a useful figure
 			ours.report(b, pico.name)
 			least.report(b, floor.name)
@@ -155,49 +159,72 @@ func (r loadResult) report(b *testing.B, who string) {
 
 var benchRun atomic.Int64 // makes stream names unique across runs
 
-// settle pauses between two servers' spans.
+// spanSlices is how many turns each server's span is cut into.
+const spanSlices = 5
+
+// settle pauses between two servers' turns: longer than pico's upload
+// interval, so that its uploads do not fall into another server's turn.
 func settle(b *testing.B) {
 	b.StopTimer()
-	time.Sleep(2 * time.Second)
+	time.Sleep(1500 * time.Millisecond)
 	b.StartTimer()
 }
 
-// load creates one stream per appender on t and appends to each once, then
-// has the appenders post 1 KiB appends for span, each waiting for its
-// acknowledgement before the next. Only those appends are timed.
-func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult {
+// loadRun is one server's side of a sub-benchmark: its client and streams,
+// set up once, and what its slices have measured so far.
+type loadRun struct {
+	t       target
+	client  *fasthttp.HostClient
+	streams []string
+	body    []byte
+
+	appends        int
+	elapsed        time.Duration
+	cpu, clientCPU time.Duration
+	cpuUnknown     bool
+	wal            [3]float64 // WAL counters' growth (walCounters)
+	latency        []time.Duration
+}
+
+// prepare creates one stream per appender on t and appends to each once.
+// Those appends are not measured.
+func (t target) prepare(b *testing.B, appenders int) *loadRun {
 	b.StopTimer()
 	defer b.StartTimer()
-	client := t.client(appenders)
-	defer client.CloseIdleConnections()
+	r := &loadRun{t: t, client: t.client(appenders), body: bytes.Repeat([]byte("x"), 1024)}
+	b.Cleanup(r.client.CloseIdleConnections)
 	run := benchRun.Add(1)
-	body := bytes.Repeat([]byte("x"), 1024)
-	streams := make([]string, appenders)
-	for w := range streams {
-		streams[w] = fmt.Sprintf("%s/v1/stream/bench/%d-%d-%d", t.url, time.Now().UnixNano(), run, w)
-		if status, err := send(client, http.MethodPut, streams[w], nil); err != nil || status != http.StatusCreated {
-			b.Fatalf("%s: create %s: status %d, %v", t.name, streams[w], status, err)
+	r.streams = make([]string, appenders)
+	for w := range r.streams {
+		r.streams[w] = fmt.Sprintf("%s/v1/stream/bench/%d-%d-%d", t.url, time.Now().UnixNano(), run, w)
+		if status, err := send(r.client, http.MethodPut, r.streams[w], nil); err != nil || status != http.StatusCreated {
+			b.Fatalf("%s: create %s: status %d, %v", t.name, r.streams[w], status, err)
 		}
-		// The first append to a stream is untimed: it may set the stream
-		// up. The reference file store also needs it: when the first
-		// appends to new streams arrive together, it answers some of
-		// them, and their retries, 404 "Stream not found".
-		if err := t.appendOnce(client, streams[w], body); err != nil {
+		// The first append to a stream may set the stream up. The
+		// reference file store also needs it: when the first appends to
+		// new streams arrive together, it answers some of them, and
+		// their retries, 404 "Stream not found".
+		if err := t.appendOnce(r.client, r.streams[w], r.body); err != nil {
 			b.Fatal(err)
 		}
 	}
-	latency := make([][]time.Duration, appenders)
+	return r
+}
+
+// run has the appenders post 1 KiB appends for span, each waiting for its
+// acknowledgement before the next, and adds what it measured to r.
+func (r *loadRun) run(b *testing.B, span time.Duration) {
+	latency := make([][]time.Duration, len(r.streams))
 	var wg sync.WaitGroup
-	b.StartTimer()
-	putsBefore := t.walCounters(b)
-	cpuBefore, cpuKnown := processCPU(t.pid)
+	walBefore := r.t.walCounters(b)
+	cpuBefore, cpuKnown := processCPU(r.t.pid)
 	clientBefore, clientKnown := processCPU(os.Getpid())
 	start := time.Now()
-	for w := range appenders {
+	for w, stream := range r.streams {
 		wg.Go(func() {
 			for time.Since(start) < span {
 				t0 := time.Now()
-				if err := t.appendOnce(client, streams[w], body); err != nil {
+				if err := r.t.appendOnce(r.client, stream, r.body); err != nil {
 					b.Error(err)
 					return
 				}
@@ -206,24 +233,34 @@ func (t target) load(b *testing.B, appenders int, span time.Duration) loadResult
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	cpuAfter, cpuKnownAfter := processCPU(t.pid)
-	putsAfter := t.walCounters(b)
+	r.elapsed += time.Since(start)
+	cpuAfter, cpuKnownAfter := processCPU(r.t.pid)
+	walAfter := r.t.walCounters(b)
 	clientAfter, clientKnownAfter := processCPU(os.Getpid())
-	all := slices.Concat(latency...)
-	slices.Sort(all)
-	r := loadResult{perSec: float64(len(all)) / elapsed.Seconds(), latency: all}
-	if cpuKnown && cpuKnownAfter && len(all) > 0 {
-		r.cpu = (cpuAfter - cpuBefore) / time.Duration(len(all))
+	for _, l := range latency {
+		r.appends += len(l)
+		r.latency = append(r.latency, l...)
 	}
-	if clientKnown && clientKnownAfter && len(all) > 0 {
-		r.clientCPU = (clientAfter - clientBefore) / time.Duration(len(all))
+	r.cpu += cpuAfter - cpuBefore
+	r.clientCPU += clientAfter - clientBefore
+	r.cpuUnknown = r.cpuUnknown || !cpuKnown || !cpuKnownAfter || !clientKnown || !clientKnownAfter
+	for i := range r.wal {
+		r.wal[i] += walAfter[i] - walBefore[i]
 	}
-	if puts := putsAfter[0] - putsBefore[0]; puts > 0 {
-		r.perPut = (putsAfter[1] - putsBefore[1]) / puts
-		r.putTime = time.Duration((putsAfter[2] - putsBefore[2]) / puts * float64(time.Second))
+}
+
+func (r *loadRun) result() loadResult {
+	slices.Sort(r.latency)
+	res := loadResult{perSec: float64(r.appends) / r.elapsed.Seconds(), latency: r.latency}
+	if !r.cpuUnknown && r.appends > 0 {
+		res.cpu = r.cpu / time.Duration(r.appends)
+		res.clientCPU = r.clientCPU / time.Duration(r.appends)
 	}
-	return r
+	if puts := r.wal[0]; puts > 0 {
+		res.perPut = r.wal[1] / puts
+		res.putTime = time.Duration(r.wal[2] / puts * float64(time.Second))
+	}
+	return res
 }
 
 // walCounters reads pico's WAL PUTs, the appends in them and the seconds
@@ -263,13 +300,16 @@ func processCPU(pid int) (time.Duration, bool) {
 }
 
 // client is a load generator's connection pool to t, for appenders
-// concurrent requests.
+// concurrent requests. It drops a connection idle for a second, well before
+// a server would (Node closes them after 5 s): a POST on a connection the
+// server has just closed fails and is not retried, and between two turns
+// (BenchmarkVersusReference) a server's connections sit idle for longer.
 func (t target) client(appenders int) *fasthttp.HostClient {
 	u, err := url.Parse(t.url)
 	if err != nil {
 		panic(fmt.Sprintf("%s: base URL %q: %v", t.name, t.url, err))
 	}
-	return &fasthttp.HostClient{Addr: u.Host, MaxConns: appenders}
+	return &fasthttp.HostClient{Addr: u.Host, MaxConns: appenders, MaxIdleConnDuration: time.Second}
 }
 
 // appendOnce posts body to stream. A plain append is answered 204; 200 is

@@ -72,8 +72,9 @@ func serveFloor(bucket string) error {
 		}
 		f := &domain.Frame{Stream: 1, Epoch: 1, Offset: offset.Add(1), Records: []domain.Record{{Body: body}}}
 		done := make(chan error, 1)
-		if err := wal.Submit(f, func(err error) { done <- err }); err == nil {
-			err = <-done
+		err = wal.Submit(f, func(err error) { done <- err })
+		if err == nil {
+			err = <-done // the durability point: the bulk holding f is stored
 		}
 		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -48,13 +48,13 @@ func (s *server) append(c echo.Context, name string) error {
 		// A close carries no data, so its content type is not checked.
 		return s.writeAppend(c, name, req)
 	}
-	if req.ContentType = r.Header.Get(echo.HeaderContentType); req.ContentType == "" {
+	if req.ContentType, _ = first(r.Header[keyContentType]); req.ContentType == "" {
 		return s.explain(c, name, badRequest("an append with a body needs a Content-Type"))
 	}
 	if req.Records, err = bodyRecords(req.ContentType, body, false); err != nil {
 		return s.explainBody(c, name, req.ContentType, err)
 	}
-	if req.WriterSeq = r.Header.Get(headerSeq); len(req.WriterSeq) > maxWriterSeqBytes {
+	if req.WriterSeq, _ = first(r.Header[keySeq]); len(req.WriterSeq) > maxWriterSeqBytes {
 		return s.explainBody(c, name, req.ContentType, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))
 	}
 	return s.writeAppend(c, name, req)
@@ -93,21 +93,23 @@ func (s *server) writeAppend(c echo.Context, name string, req ports.AppendReques
 		return err
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, contentTypeOf(domain.StreamConfig{ContentType: res.ContentType}))
-	h.Set(headerNextOffset, formatOffset(res.Next))
+	headerval.Put(h, keyContentType, contentTypeOf(domain.StreamConfig{ContentType: res.ContentType}))
+	headerval.Put(h, keyNextOffset, formatOffset(res.Next))
 	if res.Closed {
-		h.Set(headerClosed, "true")
+		h[keyClosed] = closedTrue
 	}
 	if p := req.Producer; p != nil {
-		headerval.SetUint(h, headerProducerEpoch, p.Epoch)
-		headerval.SetUint(h, headerProducerSeq, acceptedSeq(p, res))
+		headerval.Put(h, keyProducerEpoch, strconv.FormatUint(p.Epoch, 10))
+		headerval.Put(h, keyProducerSeq, strconv.FormatUint(acceptedSeq(p, res), 10))
 	}
-	h.Set(echo.HeaderCacheControl, cacheNoStore)
+	h[keyCacheControl] = noStore
 	if req.Producer != nil && !res.Duplicate && len(req.Records) > 0 {
 		return c.NoContent(http.StatusOK)
 	}
 	return c.NoContent(http.StatusNoContent)
 }
+
+var closedTrue, noStore = headerval.Shared("true"), headerval.Shared(cacheNoStore)
 
 // acceptedSeq is the producer's last accepted sequence after res: the
 // request's own when it was accepted, the earlier one on a duplicate.
@@ -120,9 +122,9 @@ func acceptedSeq(p *domain.ProducerStamp, res ports.AppendResult) uint64 {
 
 // producerStamp reads the idempotent-producer headers: all three or none.
 func producerStamp(h http.Header) (*domain.ProducerStamp, error) {
-	id, hasID := header(h, headerProducerID)
-	epochText, hasEpoch := header(h, headerProducerEpoch)
-	seqText, hasSeq := header(h, headerProducerSeq)
+	id, hasID := first(h[keyProducerID])
+	epochText, hasEpoch := first(h[keyProducerEpoch])
+	seqText, hasSeq := first(h[keyProducerSeq])
 	switch {
 	case !hasID && !hasEpoch && !hasSeq:
 		return nil, nil

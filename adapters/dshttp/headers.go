@@ -7,7 +7,22 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/cors"
+	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
+)
+
+// The keys of the headers an append reads and writes, in canonical form,
+// so that they are looked up and set as they are (see headerval.Put): the
+// keys of a request's header are canonical.
+var (
+	keyContentType   = http.CanonicalHeaderKey(echo.HeaderContentType)
+	keyCacheControl  = http.CanonicalHeaderKey(echo.HeaderCacheControl)
+	keyNextOffset    = http.CanonicalHeaderKey(headerNextOffset)
+	keyClosed        = http.CanonicalHeaderKey(headerClosed)
+	keySeq           = http.CanonicalHeaderKey(headerSeq)
+	keyProducerID    = http.CanonicalHeaderKey(headerProducerID)
+	keyProducerEpoch = http.CanonicalHeaderKey(headerProducerEpoch)
+	keyProducerSeq   = http.CanonicalHeaderKey(headerProducerSeq)
 )
 
 // Durable Streams headers.
@@ -57,18 +72,22 @@ var allowedRequestHeaders = strings.Join([]string{
 // Durable Streams also lets any origin embed a stream's bytes.
 func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return cors.ResponseHeaders(exposedHeaders)(func(c echo.Context) error {
-		c.Response().Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
+		c.Response().Header()["Cross-Origin-Resource-Policy"] = crossOrigin // a canonical key
 		return next(c)
 	})
 }
+
+var crossOrigin = headerval.Shared("cross-origin")
 
 // preflight answers a CORS preflight on any path.
 func preflight(c echo.Context) error { return cors.Preflight(c, allowedMethods, allowedRequestHeaders) }
 
 // header returns a request header's first value and whether the header
 // was sent at all: Header.Get cannot tell absent from empty.
-func header(h http.Header, name string) (string, bool) {
-	v := h.Values(name)
+func header(h http.Header, name string) (string, bool) { return first(h.Values(name)) }
+
+// first is a header's first value, and whether it has any.
+func first(v []string) (string, bool) {
 	if len(v) == 0 {
 		return "", false
 	}
@@ -78,7 +97,8 @@ func header(h http.Header, name string) (string, bool) {
 // closedHeader reads Stream-Closed: only "true" (any case) counts; any
 // other value means absent.
 func closedHeader(h http.Header) bool {
-	return strings.EqualFold(h.Get(headerClosed), "true")
+	v, _ := first(h[keyClosed])
+	return strings.EqualFold(v, "true")
 }
 
 // contentTypeOf is a stream's content type as stored, or the default for

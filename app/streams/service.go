@@ -195,6 +195,9 @@ func (s *Service) openAnd(ctx context.Context, st stream, op func() error) error
 
 // engineError maps an engine error on stream st to the service's errors.
 func (s *Service) engineError(st stream, err error) error {
+	if err == nil {
+		return nil // before the errors.As below, which allocates its target
+	}
 	var pe *engine.ProducerError
 	switch {
 	case errors.As(err, &pe) && errors.Is(err, engine.ErrProducerFenced):

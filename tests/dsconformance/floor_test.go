@@ -9,25 +9,17 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sync/atomic"
 	"testing"
 
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/engine"
-	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/tests/floor"
 )
 
-// The floor is the least an append server on net/http can do and still
-// acknowledge an append only once it is durable in the object store: read
-// the body, hand it to pico's WAL (the same group commit, linger and S3
-// adapter), wait, answer 204. It keeps no streams, offsets, metadata or
-// data objects and speaks no protocol beyond that. BenchmarkVersusReference
-// runs it beside pico so that its figures tell pico's own costs from those
-// of net/http, the S3 server and the machine: what the floor cannot reach,
-// no server built this way can.
-//
-// It runs in its own process, the test binary started again with
-// floorBucketEnv set, so that its CPU time is its own.
+// The floor (package floor) runs in its own process, the test binary
+// started again with floorBucketEnv set, so that its CPU time is its own.
+// BenchmarkVersusReference runs it beside pico: what the floor cannot
+// reach, no server built on net/http and this object store can.
 const floorBucketEnv = "DSBENCH_FLOOR_BUCKET"
 
 // floorMain serves the floor when this process was started as one: it
@@ -59,29 +51,7 @@ func serveFloor(bucket string) error {
 		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
-	var offset atomic.Uint64
-	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		if r.Method == http.MethodPut { // create: nothing to keep
-			w.WriteHeader(http.StatusCreated)
-			return
-		}
-		f := &domain.Frame{Stream: 1, Epoch: 1, Offset: offset.Add(1), Records: []domain.Record{{Body: body}}}
-		done := make(chan error, 1)
-		err = wal.Submit(f, func(err error) { done <- err })
-		if err == nil {
-			err = <-done // the durability point: the bulk holding f is stored
-		}
-		if err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
+	return http.Serve(ln, floor.Handler(wal))
 }
 
 var floorLine = regexp.MustCompile(`^floor on (http://\S+)`)

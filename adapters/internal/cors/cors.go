@@ -7,21 +7,26 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/adapters/internal/headerval"
 )
 
 // ResponseHeaders sets the headers every response carries, errors
 // included: nosniff, any origin, and the protocol's exposed headers.
 func ResponseHeaders(exposed string) echo.MiddlewareFunc {
+	exposedHeaders := headerval.Shared(exposed)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Response().Header()
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("Access-Control-Allow-Origin", "*")
-			h.Set("Access-Control-Expose-Headers", exposed)
+			h["X-Content-Type-Options"] = nosniff
+			h["Access-Control-Allow-Origin"] = anyOrigin
+			h["Access-Control-Expose-Headers"] = exposedHeaders
 			return next(c)
 		}
 	}
 }
+
+var nosniff, anyOrigin = headerval.Shared("nosniff"), headerval.Shared("*")
 
 // Preflight answers a CORS preflight with the protocol's methods and
 // request headers; browsers may cache the answer for a day.

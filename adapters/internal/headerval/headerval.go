@@ -31,8 +31,19 @@ func Clip(v string) string {
 	return strconv.Quote(v)
 }
 
+// Put sets header key, which must be in canonical form (see
+// http.CanonicalHeaderKey), to value. Header.Set canonicalizes the key on
+// each call, which on the append path costs more than the write itself.
+func Put(h http.Header, key, value string) { h[key] = []string{value} }
+
 // SetUint sets a header to v in decimal.
 func SetUint(h http.Header, name string, v uint64) { h.Set(name, strconv.FormatUint(v, 10)) }
+
+// Shared returns a header value for h[key] = v that every response
+// carrying it shares, so setting it allocates nothing: net/http and echo
+// replace a header's slice, or append to a copy of it, and never write
+// into it.
+func Shared(value string) []string { return []string{value} }
 
 // ETagMatches reports whether an If-None-Match list names tag.
 // If-None-Match compares weakly (RFC 9110), so a W/ prefix is ignored.

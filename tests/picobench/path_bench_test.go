@@ -1,0 +1,136 @@
+package picobench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/floor"
+)
+
+// BenchmarkDSAppendPath measures what pico adds to a Durable Streams append
+// beyond the HTTP server and the object store, beside the floor (package
+// floor) in one run: 1 KiB appends from 64 appenders, each on its own
+// stream, go straight to the handler, and the WAL's PUTs go to memory
+// after a pause like a PUT's, so that bulks group about as many appends as
+// on a real store. It reports this process's CPU time and allocations per
+// append; pico's minus the floor's is what the protocol, the stream service
+// and the engine cost.
+func BenchmarkDSAppendPath(b *testing.B) {
+	const appenders = 64
+	sides := []struct {
+		name  string
+		start func(b *testing.B, store ports.ObjectStore) http.Handler
+	}{
+		{"pico", startMemNode},
+		{"floor", func(b *testing.B, store ports.ObjectStore) http.Handler {
+			return floor.Handler(engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: 1}))
+		}},
+	}
+	for _, side := range sides {
+		b.Run(side.name, func(b *testing.B) {
+			h := side.start(b, pausingStore{memstore.New()})
+			for w := range appenders {
+				if code := serveOnce(h, http.MethodPut, streamPath(w), nil); code != http.StatusCreated {
+					b.Fatalf("create: %d", code)
+				}
+			}
+			var next atomic.Int64
+			body := bytes.Repeat([]byte("x"), 1024)
+			done := make(chan struct{}, appenders)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			for w := range appenders {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					for next.Add(1) <= int64(b.N) {
+						if code := serveOnce(h, http.MethodPost, streamPath(w), body); code != http.StatusNoContent {
+							b.Errorf("append: %d", code)
+							return
+						}
+					}
+				}()
+			}
+			for range appenders {
+				<-done
+			}
+			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/append")
+		})
+	}
+}
+
+func streamPath(w int) string { return fmt.Sprintf("/v1/stream/path-%d", w) }
+
+// startMemNode runs a node on an in-memory log and store behind the
+// Durable Streams handler.
+func startMemNode(b *testing.B, store ports.ObjectStore) http.Handler {
+	log := memlog.New()
+	n, err := node.Start(context.Background(), node.Config{ID: 1, Address: "http://bench", Slots: 1, Log: log, Lease: log.Lease(), Store: store})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close() })
+	return dshttp.New(dshttp.Config{Streams: n.Streams()})
+}
+
+// pausingStore takes about as long as a PUT to a local S3 server, without
+// using the CPU meanwhile.
+type pausingStore struct{ ports.ObjectStore }
+
+func (s pausingStore) Put(ctx context.Context, key string, body []byte) error {
+	time.Sleep(time.Millisecond)
+	return s.ObjectStore.Put(ctx, key, body)
+}
+
+func (s pausingStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	time.Sleep(time.Millisecond)
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
+}
+
+// serveOnce has h serve one request and returns its status.
+func serveOnce(h http.Handler, method, path string, body []byte) int {
+	w := &statusWriter{header: http.Header{}}
+	r := &http.Request{Method: method, URL: &url.URL{Path: path}, RequestURI: path, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/octet-stream"}}, Host: "bench",
+		Body: http.NoBody, ContentLength: int64(len(body))}
+	if body != nil {
+		r.Body = readCloser{bytes.NewReader(body)}
+	}
+	h.ServeHTTP(w, r)
+	return w.status
+}
+
+// statusWriter is the least a handler can write to: it keeps the status.
+type statusWriter struct {
+	header http.Header
+	status int
+}
+
+func (w *statusWriter) Header() http.Header { return w.header }
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return len(p), nil
+}
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }

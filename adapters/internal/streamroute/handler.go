@@ -20,10 +20,10 @@ var Methods = []string{http.MethodGet, http.MethodHead, http.MethodPut, http.Met
 //
 // Every path names a stream and serve reads the name from the URL, so
 // nothing needs echo's router: the handler builds the chain once and runs
-// it on a pooled echo context. Routing, with middleware that echo would
-// assemble again for every request, cost about a tenth of an append's
-// handling; request targets a router cannot match (an absolute URL without
-// a path, "*") also get protocol answers this way.
+// it on a pooled echo context. Routing came with middleware that echo
+// assembles again for every request (four allocations an append), and
+// request targets a router cannot match (an absolute URL without a path,
+// "*") needed a way around it; now they take the same path as the rest.
 func NewHandler(serve echo.HandlerFunc, headers echo.MiddlewareFunc, renderError echo.HTTPErrorHandler) http.Handler {
 	e := echo.New()
 	e.HTTPErrorHandler = renderError

@@ -90,7 +90,9 @@ type Node struct {
 
 // Start opens the metadata plane and registers the node. Registration must
 // succeed: a lower or equal epoch than the recorded one means another process
-// with this node id is newer, and starting would be fenced anyway.
+// with this node id is newer, and starting would be fenced anyway. A live
+// process with this node id at another address is not fenced: Start fails
+// with ErrNodeIDInUse (checkIDFree).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -106,6 +108,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	view, explicitEpoch := plane.View(), cfg.Epoch != 0
+	if err := checkIDFree(ctx, cfg, &view); err != nil {
+		plane.Close()
+		return nil, err
+	}
 	if !explicitEpoch {
 		cfg.Epoch = freshEpoch(view, cfg.ID, cfg.Now())
 	}

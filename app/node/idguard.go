@@ -1,0 +1,78 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// ErrNodeIDInUse refuses to start a process whose node id a live process
+// at another address holds.
+var ErrNodeIDInUse = errors.New("node id in use")
+
+// checkIDFree refuses to register a second live process for one node id.
+// Registering fences the node id's current process; if that one is alive
+// elsewhere (two nodes configured with one id), it stops, its supervisor
+// restarts it, and it fences this one in turn, for as long as both run.
+//
+// A restart at the same address is the same node coming back, and
+// registers at once. Otherwise, if the registered process has a heartbeat
+// record at its epoch (one that left or was fenced has none: its epoch
+// moved on), Start watches that record for up to two beats and a half:
+// if it changes, the process is alive and Start fails with
+// ErrNodeIDInUse; if not, it is gone and this one takes over. A reading
+// that fails proves nothing either way: fencing keeps the data safe, so
+// Start goes on.
+func checkIDFree(ctx context.Context, cfg Config, v *domain.State) error {
+	prev, ok := v.Node(cfg.ID)
+	if !ok || cfg.Heartbeats == nil || prev.Address == cfg.Address {
+		return nil
+	}
+	first, ok := beatAt(ctx, cfg.Heartbeats, cfg.ID, prev.Epoch)
+	if !ok {
+		return nil
+	}
+	cfg.Logger.Info("the node id is registered to a process at another address: watching its heartbeat before taking over",
+		"node", cfg.ID, "epoch", prev.Epoch, "address", prev.Address, "for", idWatch(cfg.BeatEvery))
+	deadline := time.NewTimer(idWatch(cfg.BeatEvery))
+	defer deadline.Stop()
+	poll := time.NewTicker(cfg.BeatEvery / 4)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return nil
+		case <-poll.C:
+		}
+		if at, ok := beatAt(ctx, cfg.Heartbeats, cfg.ID, prev.Epoch); ok && !at.Equal(first) {
+			return fmt.Errorf("%w: node %d is registered to a live process at %s (epoch %d, its heartbeat is moving); "+
+				"starting would fence it, and it this one in turn: give this process a node id of its own, or stop that one first",
+				ErrNodeIDInUse, cfg.ID, prev.Address, prev.Epoch)
+		}
+	}
+}
+
+// idWatch is how long checkIDFree watches a heartbeat: long enough to see
+// a live process beat at least twice.
+func idWatch(beatEvery time.Duration) time.Duration { return beatEvery*5/2 + beatEvery/4 }
+
+// beatAt returns node's heartbeat record at epoch, if it has one and the
+// records could be read.
+func beatAt(ctx context.Context, hb ports.Heartbeats, node domain.NodeID, epoch uint64) (time.Time, bool) {
+	beats, err := hb.Beats(ctx)
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, b := range beats {
+		if b.Node == uint32(node) && b.Epoch == epoch {
+			return b.At, true
+		}
+	}
+	return time.Time{}, false
+}

@@ -1,0 +1,72 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A second process given a node id that a live process at another address
+// holds fails to start, with a clear error, and leaves that one running.
+func TestStartRefusesANodeIDLiveElsewhere(t *testing.T) {
+	c := newFailoverCluster(t)
+	a := c.start(1, nil, c.log.Heartbeats())
+	c.awaitRecords(1)
+	_, err := Start(context.Background(), Config{ID: 1, Address: "elsewhere", Slots: 1, Log: c.log, Store: c.store,
+		Heartbeats: c.log.Heartbeats(), BeatEvery: 20 * time.Millisecond})
+	if !errors.Is(err, ErrNodeIDInUse) {
+		t.Fatalf("Start with a node id in use elsewhere = %v, want ErrNodeIDInUse", err)
+	}
+	if fencedWithin(a, 100*time.Millisecond) {
+		t.Fatal("the refused start fenced the live process")
+	}
+	if got := registration(a, 1).Epoch; got != a.Epoch() {
+		t.Fatalf("registered epoch %d, want the live process's %d", got, a.Epoch())
+	}
+}
+
+// A process at another address takes over a node id whose process went
+// silent, once it has watched the heartbeat long enough to know.
+func TestStartTakesOverASilentNodeIDElsewhere(t *testing.T) {
+	c := newFailoverCluster(t)
+	beats := newDroppingBeats(c.log.Heartbeats())
+	a := c.start(1, nil, beats)
+	c.awaitRecords(1)
+	beats.fail(true) // a keeps running, but as if it had died
+	began := time.Now()
+	b := c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere" })
+	if waited := time.Since(began); waited < idWatch(20*time.Millisecond) {
+		t.Fatalf("took over after %v, before watching the heartbeat for %v", waited, idWatch(20*time.Millisecond))
+	}
+	if !fencedWithin(a, time.Second) {
+		t.Fatal("the silent process was not fenced by the takeover")
+	}
+	if got := registration(b, 1).Epoch; got != b.Epoch() {
+		t.Fatalf("registered epoch %d, want the new process's %d", got, b.Epoch())
+	}
+}
+
+// The same node coming back (same address) registers at once, and a node
+// id whose process left cleanly is free at once, wherever the next one runs.
+func TestStartDoesNotWaitForItsOwnNodeOrOneThatLeft(t *testing.T) {
+	c := newFailoverCluster(t)
+	a := c.start(1, nil, c.log.Heartbeats())
+	c.awaitRecords(1)
+	began := time.Now()
+	b := c.start(1, nil, c.log.Heartbeats()) // the same address
+	if waited := time.Since(began); waited >= idWatch(20*time.Millisecond) {
+		t.Fatalf("a restart at the same address waited %v", waited)
+	}
+	if !fencedWithin(a, time.Second) {
+		t.Fatal("the restart did not fence its predecessor")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	began = time.Now()
+	c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere" })
+	if waited := time.Since(began); waited >= idWatch(20*time.Millisecond) {
+		t.Fatalf("a start after a clean stop waited %v", waited)
+	}
+}

@@ -34,8 +34,14 @@ type position struct {
 
 // formatOffset writes the offset before record n.
 func formatOffset(n uint64) string {
-	digits := strconv.FormatUint(n, 10)
-	return offsetPrefix + offsetZeros[:max(0, len(offsetZeros)-len(digits))] + digits
+	var digits [20]byte // one allocation in all: every append's answer has one
+	d := strconv.AppendUint(digits[:0], n, 10)
+	var b strings.Builder
+	b.Grow(len(offsetPrefix) + max(len(offsetZeros), len(d)))
+	b.WriteString(offsetPrefix)
+	b.WriteString(offsetZeros[:max(0, len(offsetZeros)-len(d))])
+	b.Write(d)
+	return b.String()
 }
 
 // parseOffset parses an offset as ^(-1|now|\d+_\d+)$ with numbers that fit

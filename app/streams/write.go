@@ -108,19 +108,8 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 			engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
 		return err
 	})
-	var seqErr *engine.WriterSeqError
-	switch {
-	case errors.As(err, &seqErr):
-		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrWriterSeq, WriterSeq: seqErr.Last, Next: res.Next, HasNext: true,
-			Message: fmt.Sprintf("writer sequence %q is not above the last accepted %q", req.WriterSeq, seqErr.Last)}
-	case errors.Is(err, engine.ErrSealed):
-		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed",
-			Next: res.Next, HasNext: true, Closed: true}
-	case errors.Is(err, engine.ErrMatchFailed):
-		return ports.AppendResult{}, &ports.StreamError{Kind: ports.ErrMatchFailed, Next: res.Next, HasNext: true,
-			Message: fmt.Sprintf("match failed: expected tail %d, actual %d", *req.MatchNext, res.Next)}
-	case err != nil:
-		return ports.AppendResult{}, err
+	if err != nil {
+		return ports.AppendResult{}, appendError(err, req, res)
 	}
 	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
 		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close, ContentType: st.cfg.ContentType}
@@ -128,6 +117,24 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 		out.Closed = s.sealed(st.ID)
 	}
 	return out, nil
+}
+
+// appendError maps an append's engine error to the service's: res is what
+// the engine returned with it (the tail, for the refusals that report one).
+func appendError(err error, req ports.AppendRequest, res engine.AppendResult) error {
+	var seqErr *engine.WriterSeqError
+	switch {
+	case errors.As(err, &seqErr):
+		return &ports.StreamError{Kind: ports.ErrWriterSeq, WriterSeq: seqErr.Last, Next: res.Next, HasNext: true,
+			Message: fmt.Sprintf("writer sequence %q is not above the last accepted %q", req.WriterSeq, seqErr.Last)}
+	case errors.Is(err, engine.ErrSealed):
+		return &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed",
+			Next: res.Next, HasNext: true, Closed: true}
+	case errors.Is(err, engine.ErrMatchFailed):
+		return &ports.StreamError{Kind: ports.ErrMatchFailed, Next: res.Next, HasNext: true,
+			Message: fmt.Sprintf("match failed: expected tail %d, actual %d", *req.MatchNext, res.Next)}
+	}
+	return err
 }
 
 // Trim drops records below seq; see ports.Streams.

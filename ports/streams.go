@@ -121,8 +121,6 @@ type AppendResult struct {
 	// ProducerSeq echoes the producer's last accepted sequence.
 	ProducerSeq uint64
 	Closed      bool
-	// ContentType is the stream's.
-	ContentType string
 }
 
 // ReadResult is a page of records.

@@ -86,14 +86,17 @@ func (s *server) explainBody(c echo.Context, name, contentType string, err error
 }
 
 // writeAppend appends and answers: 200 when a producer wrote new data,
-// else 204 (a plain append, a duplicate, a close).
+// else 204 (a plain append, a duplicate, a close). The answer has no
+// content, so it carries no Content-Type, and a response to POST is never
+// stored by a cache without explicit freshness (RFC 9111), so no
+// Cache-Control either: each header an append's answer carries costs the
+// server and the client about a microsecond.
 func (s *server) writeAppend(c echo.Context, name string, req ports.AppendRequest) error {
 	res, err := s.streams.Append(c.Request().Context(), name, req)
 	if err != nil {
 		return err
 	}
 	h := c.Response().Header()
-	headerval.Put(h, keyContentType, contentTypeOf(domain.StreamConfig{ContentType: res.ContentType}))
 	headerval.Put(h, keyNextOffset, formatOffset(res.Next))
 	if res.Closed {
 		h[keyClosed] = closedTrue
@@ -102,14 +105,13 @@ func (s *server) writeAppend(c echo.Context, name string, req ports.AppendReques
 		headerval.Put(h, keyProducerEpoch, strconv.FormatUint(p.Epoch, 10))
 		headerval.Put(h, keyProducerSeq, strconv.FormatUint(acceptedSeq(p, res), 10))
 	}
-	h[keyCacheControl] = noStore
 	if req.Producer != nil && !res.Duplicate && len(req.Records) > 0 {
 		return c.NoContent(http.StatusOK)
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-var closedTrue, noStore = headerval.Shared("true"), headerval.Shared(cacheNoStore)
+var closedTrue = headerval.Shared("true")
 
 // acceptedSeq is the producer's last accepted sequence after res: the
 // request's own when it was accepted, the earlier one on a duplicate.

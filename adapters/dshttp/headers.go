@@ -16,7 +16,6 @@ import (
 // keys of a request's header are canonical.
 var (
 	keyContentType   = http.CanonicalHeaderKey(echo.HeaderContentType)
-	keyCacheControl  = http.CanonicalHeaderKey(echo.HeaderCacheControl)
 	keyNextOffset    = http.CanonicalHeaderKey(headerNextOffset)
 	keyClosed        = http.CanonicalHeaderKey(headerClosed)
 	keySeq           = http.CanonicalHeaderKey(headerSeq)

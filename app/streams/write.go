@@ -112,7 +112,7 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 		return ports.AppendResult{}, appendError(err, req, res)
 	}
 	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
-		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close, ContentType: st.cfg.ContentType}
+		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close}
 	if res.Duplicate {
 		out.Closed = s.sealed(st.ID)
 	}

@@ -50,11 +50,7 @@ func (f *Streams) Append(_ context.Context, name string, req ports.AppendRequest
 		}
 		return ports.AppendResult{}, ports.Errorf(ports.ErrStreamConflict, "Content-Type %s does not match the stream's %s", req.ContentType, st.cfg.ContentType)
 	}
-	res, err := f.appendChecked(st, req)
-	if err == nil {
-		res.ContentType = st.cfg.ContentType
-	}
-	return res, err
+	return f.appendChecked(st, req)
 }
 
 // appendChecked is Append once the stream is found and the content type

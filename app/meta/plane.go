@@ -48,7 +48,8 @@ type Config struct {
 	// them, so lagging nodes catch up from rows (30 s; negative: at once).
 	TruncateDelay time.Duration
 	// PollInterval is how often the tailer polls when no notification
-	// arrives (50 ms; notifications wake it sooner).
+	// arrives (50 ms; notifications wake it sooner). While polls find
+	// nothing the interval doubles, up to 20 times this.
 	PollInterval time.Duration
 	// AppendTimeout bounds how long one row is retried against a failing
 	// database before its proposers get ErrUnavailable (10 s).

@@ -24,9 +24,16 @@ type tailer struct {
 
 // run tails until ctx ends or the log halts. Wake-ups come from local
 // appends, database notifications, and a poll timer as the fallback.
+//
+// The poll finds rows only when a notification was lost, or when another
+// process writes a log that sends none (SQLite, which serves one node), so
+// an idle tailer polls less and less often: each empty poll doubles the
+// interval, up to maxPollFactor poll intervals, and any row or wake-up
+// brings it back. Polling SQLite every 50 ms was half an idle node's CPU.
 func (t *tailer) run(ctx context.Context) {
 	notes := t.subscribe(ctx)
-	timer := time.NewTimer(t.p.cfg.PollInterval)
+	poll := t.p.cfg.PollInterval
+	timer := time.NewTimer(poll)
 	defer timer.Stop()
 	backoff := 10 * time.Millisecond
 	for ctx.Err() == nil {
@@ -41,21 +48,29 @@ func (t *tailer) run(ctx context.Context) {
 			backoff = 10 * time.Millisecond
 		}
 		if n > 0 && err == nil {
+			poll = t.p.cfg.PollInterval
 			continue // more rows may be waiting
 		}
 		if err != nil {
 			timer.Reset(backoff)
 		} else {
-			timer.Reset(t.p.cfg.PollInterval)
+			timer.Reset(poll)
 		}
 		select {
 		case <-ctx.Done():
 		case <-t.p.nudge:
+			poll = t.p.cfg.PollInterval
 		case <-notes:
+			poll = t.p.cfg.PollInterval
 		case <-timer.C:
+			poll = min(2*poll, maxPollFactor*t.p.cfg.PollInterval)
 		}
 	}
 }
+
+// maxPollFactor bounds an idle tailer's poll interval, in poll intervals
+// (1 s by default).
+const maxPollFactor = 20
 
 func (t *tailer) subscribe(ctx context.Context) <-chan struct{} {
 	n, ok := t.p.log.(ports.LogNotifier)

@@ -162,13 +162,7 @@ func (s *State) checkReplaced(st *Stream, rg Range, ids []uint64) Result {
 }
 
 func (s *State) expireReservations(c *ExpireReservations) Result {
-	var expired []uint64
-	s.reservations.All(func(id uint64, r Reservation) bool {
-		if r.DeadlineMs <= c.NowMs {
-			expired = append(expired, id)
-		}
-		return true
-	})
+	expired := s.ExpiredReservations(c.NowMs)
 	if len(expired) == 0 {
 		return redundant(0)
 	}

@@ -248,6 +248,19 @@ func (s *State) StreamsNamingWALs(fn func(p Proposer, st *Stream) bool) {
 // Reservation returns a reserved object id.
 func (s *State) Reservation(id uint64) (Reservation, bool) { return s.reservations.Get(id) }
 
+// ExpiredReservations returns the reserved object ids whose deadline is at
+// or before nowMs: those ExpireReservations at nowMs marks as garbage.
+func (s *State) ExpiredReservations(nowMs int64) []uint64 {
+	var expired []uint64
+	s.reservations.All(func(id uint64, r Reservation) bool {
+		if r.DeadlineMs <= nowMs {
+			expired = append(expired, id)
+		}
+		return true
+	})
+	return expired
+}
+
 // GarbageFrom calls fn for marked objects with id >= from, in id order.
 func (s *State) GarbageFrom(from uint64, fn func(id uint64, g Garbage) bool) {
 	s.garbage.Ascend(from, fn)

@@ -40,9 +40,15 @@ func (e *Engine) CollectGarbage(ctx context.Context) (int, error) {
 }
 
 // ExpireReservations marks object ids reserved longer ago than their TTL
-// as garbage: an upload that crashed after its PUT left bytes behind.
+// as garbage: an upload that crashed after its PUT left bytes behind. It
+// proposes only when the view holds such ids, so that an idle cluster
+// writes no log rows.
 func (e *Engine) ExpireReservations(ctx context.Context) error {
-	_, err := e.cfg.Plane.ProposeOne(ctx, &domain.ExpireReservations{By: e.cfg.By, NowMs: e.cfg.Now().UnixMilli()})
+	now, v := e.cfg.Now().UnixMilli(), e.cfg.Plane.View()
+	if len(v.ExpiredReservations(now)) == 0 {
+		return nil
+	}
+	_, err := e.cfg.Plane.ProposeOne(ctx, &domain.ExpireReservations{By: e.cfg.By, NowMs: now})
 	return err
 }
 

@@ -75,3 +75,23 @@ func TestExpiredReservationBecomesGarbage(t *testing.T) {
 		t.Fatalf("orphan bytes still there: %v", err)
 	}
 }
+
+// An idle engine's chores write nothing to the log: expiring reservations
+// when none has expired, or collecting garbage when there is none, is no
+// row (an idle node would otherwise append one every tick, forever).
+func TestIdleChoresProposeNothing(t *testing.T) {
+	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
+	ctx := context.Background()
+	before := p.plane.View().Applied
+	for range 3 {
+		if err := p.engine.ExpireReservations(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.engine.CollectGarbage(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := p.plane.View().Applied; after != before {
+		t.Fatalf("idle chores applied %d commands", after-before)
+	}
+}

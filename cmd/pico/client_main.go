@@ -28,6 +28,7 @@ var verbs = map[string]verb{
 	"delete": runDelete,
 	"config": runConfig,
 	"admin":  runAdmin,
+	"bench":  runBench,
 }
 
 // runClient runs a client command line (without the program name) and

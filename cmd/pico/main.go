@@ -22,6 +22,7 @@ commands:
   delete   delete a stream
   config   manage saved profiles (set, get, ls, rm, use, path)
   admin    cluster, nodes, stream NAME, set-slots N (the admin listener)
+  bench    append for a while and print throughput and latency
   help     this text; help <command> for its flags
 
 global flags, before or after the command (flag, then env, then profile):

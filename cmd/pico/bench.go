@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// benchOptions are pico bench's flags.
+type benchOptions struct {
+	duration    time.Duration
+	window      int // appends in flight
+	batch       int // records per append
+	streams     int
+	connections int // separate connection pools
+	recordSize  int
+	keep        bool
+	asJSON      bool
+}
+
+// maxBenchRequestBytes keeps a request within the server's default body
+// limit (8 MiB), with room for a JSON array's brackets and commas.
+const maxBenchRequestBytes = 8<<20 - 64<<10
+
+func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	cmd := newCommand("bench", "pico bench [-d DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--keep] [--json]")
+	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
+--record-size bytes to them for --duration, --window appends in flight, each
+of --batch records, round-robin over the streams and over --connections
+separate connection pools. An append counts once it is acknowledged, which
+is once it is durable. Prints the rate every second to stderr and a summary
+(throughput and append latency) to stdout, then deletes the streams unless
+--keep. With --protocol ds and --batch above 1 the streams are
+application/json and each record is a JSON string.
+`
+	o := benchOptions{}
+	cmd.fs.DurationVar(&o.duration, "d", 15*time.Second, "how long to append")
+	cmd.fs.DurationVar(&o.duration, "duration", 15*time.Second, "same as -d")
+	cmd.fs.IntVar(&o.window, "w", 32, "appends in flight")
+	cmd.fs.IntVar(&o.window, "window", 32, "same as -w")
+	cmd.fs.IntVar(&o.batch, "b", 1, "records per append")
+	cmd.fs.IntVar(&o.batch, "batch", 1, "same as -b")
+	cmd.fs.IntVar(&o.streams, "streams", 1, "streams to append to")
+	cmd.fs.IntVar(&o.connections, "connections", 1, "separate connection pools")
+	cmd.fs.IntVar(&o.recordSize, "record-size", 1024, "bytes per record")
+	cmd.fs.BoolVar(&o.keep, "keep", false, "keep the streams afterwards")
+	cmd.fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return cmd.usageError(err.Error())
+	}
+	clients := make([]streamClient, o.connections)
+	for i := range clients {
+		c, err := cmd.client()
+		if err != nil {
+			return err
+		}
+		clients[i] = c
+	}
+	b, err := newBench(ctx, o, clients)
+	if b != nil && !o.keep {
+		defer b.deleteStreams(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "appending to %d %s stream(s) under /bench/ for %v: %d in flight, %d x %d bytes each\n",
+		o.streams, clients[0].protocol(), o.duration, o.window, o.batch, o.recordSize)
+	res, err := b.run(ctx, stderr)
+	if printErr := res.print(stdout, o.asJSON); err == nil {
+		err = printErr
+	}
+	return err
+}
+
+func (o benchOptions) check() error {
+	switch {
+	case o.duration <= 0:
+		return fmt.Errorf("--duration must be above 0")
+	case o.window < 1, o.batch < 1, o.streams < 1, o.connections < 1, o.recordSize < 1:
+		return fmt.Errorf("--window, --batch, --streams, --connections and --record-size must be 1 or more")
+	case o.batch*(o.recordSize+3) > maxBenchRequestBytes:
+		return fmt.Errorf("--batch x --record-size is over the %d bytes a request may carry", maxBenchRequestBytes)
+	}
+	return nil
+}
+
+// bench is one run: its streams, a sender per stream and connection pool,
+// and the records every append carries.
+type bench struct {
+	o       benchOptions
+	clients []streamClient
+	names   []string
+	send    [][]appendFunc // [connection][stream]
+	records [][]byte
+}
+
+// newBench creates the streams. On an error it returns what it created, so
+// that the caller can delete it.
+func newBench(ctx context.Context, o benchOptions, clients []streamClient) (*bench, error) {
+	b := &bench{o: o, clients: clients}
+	contentType, record := "application/octet-stream", bytes.Repeat([]byte("x"), o.recordSize)
+	if clients[0].protocol() == "ds" && o.batch > 1 {
+		// A Durable Streams batch is a JSON array: each record is a string.
+		contentType, record = "application/json", []byte(`"`+string(record[:max(o.recordSize-2, 0)])+`"`)
+	}
+	for range o.batch {
+		b.records = append(b.records, record)
+	}
+	stamp := fmt.Sprintf("/bench/%d-%d", os.Getpid(), time.Now().UnixMilli())
+	for i := range o.streams {
+		name := fmt.Sprintf("%s-%d", stamp, i)
+		if _, _, err := clients[0].create(ctx, name, createOptions{contentType: contentType}); err != nil {
+			return b, streamError(name, err)
+		}
+		b.names = append(b.names, name)
+	}
+	b.send = make([][]appendFunc, len(clients))
+	for c, client := range clients {
+		for _, name := range b.names {
+			send, err := client.appender(ctx, name, contentType, o.batch)
+			if err != nil {
+				return b, streamError(name, err)
+			}
+			b.send[c] = append(b.send[c], send)
+		}
+	}
+	return b, nil
+}
+
+// run appends for the duration, or until the first failure or ctx ends.
+func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var appends atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	hists := make([]*hdrhistogram.Histogram, b.o.window)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(b.o.duration)
+	for w := range b.o.window {
+		hists[w] = newLatencyHistogram()
+		wg.Go(func() {
+			for i := w; ctx.Err() == nil && time.Now().Before(deadline); i += b.o.window {
+				send := b.send[w%len(b.send)][i%len(b.names)]
+				t0 := time.Now()
+				if _, err := send(ctx, b.records); err != nil {
+					if ctx.Err() == nil {
+						errOnce.Do(func() { firstErr = streamError(b.names[i%len(b.names)], err) })
+					}
+					stop()
+					return
+				}
+				_ = hists[w].RecordValue(time.Since(t0).Microseconds())
+				appends.Add(1)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	b.progress(start, &appends, done, stderr)
+	res := benchResult{opts: b.o, protocol: b.clients[0].protocol(), appends: appends.Load(), elapsed: time.Since(start)}
+	if b.o.keep {
+		res.kept = b.names
+	}
+	res.latency = newLatencyHistogram()
+	for _, h := range hists {
+		res.latency.Merge(h)
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err() // interrupted: the summary covers what was done
+	}
+	return res, firstErr
+}
+
+// progress prints the append rate every second until done closes.
+func (b *bench) progress(start time.Time, appends *atomic.Int64, done <-chan struct{}, stderr io.Writer) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last, lastAt := int64(0), start
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			n := appends.Load()
+			rate := float64(n-last) / now.Sub(lastAt).Seconds()
+			fmt.Fprintf(stderr, "[%3.0fs] %.0f appends/s, %.0f records/s, %.1f MiB/s\n", now.Sub(start).Seconds(),
+				rate, rate*float64(b.o.batch), rate*float64(b.o.batch*b.o.recordSize)/(1<<20))
+			last, lastAt = n, now
+		}
+	}
+}
+
+// deleteStreams removes the run's streams, however the run ended.
+func (b *bench) deleteStreams(stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range b.names {
+		if err := b.clients[0].delete(ctx, name); err != nil {
+			fmt.Fprintf(stderr, "pico bench: could not delete %s: %v\n", name, err)
+		}
+	}
+}
+
+// newLatencyHistogram holds latencies from 1 µs to a minute, to three
+// significant digits.
+func newLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, time.Minute.Microseconds(), 3)
+}
+
+// benchResult is what a run did.
+type benchResult struct {
+	opts     benchOptions
+	protocol string
+	kept     []string // the streams, with --keep
+	appends  int64
+	elapsed  time.Duration
+	latency  *hdrhistogram.Histogram // µs per append
+}
+
+// benchSummary is the summary printed with --json.
+type benchSummary struct {
+	Protocol      string             `json:"protocol"`
+	Seconds       float64            `json:"seconds"`
+	Appends       int64              `json:"appends"`
+	Records       int64              `json:"records"`
+	Bytes         int64              `json:"bytes"`
+	AppendsPerSec float64            `json:"appends_per_sec"`
+	RecordsPerSec float64            `json:"records_per_sec"`
+	MiBPerSec     float64            `json:"mib_per_sec"`
+	LatencyMs     map[string]float64 `json:"latency_ms"` // p50, p90, p99, p99.9, max
+	// Streams names the streams kept (--keep).
+	Streams []string `json:"streams,omitempty"`
+}
+
+func (r benchResult) summary() benchSummary {
+	records := r.appends * int64(r.opts.batch)
+	secs := r.elapsed.Seconds()
+	s := benchSummary{Protocol: r.protocol, Seconds: secs, Appends: r.appends, Records: records,
+		Bytes: records * int64(r.opts.recordSize), LatencyMs: map[string]float64{}, Streams: r.kept}
+	if secs > 0 {
+		s.AppendsPerSec, s.RecordsPerSec = float64(r.appends)/secs, float64(records)/secs
+		s.MiBPerSec = float64(s.Bytes) / (1 << 20) / secs
+	}
+	if r.latency != nil && r.latency.TotalCount() > 0 {
+		for _, q := range []struct {
+			name string
+			at   float64
+		}{{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}} {
+			s.LatencyMs[q.name] = float64(r.latency.ValueAtQuantile(q.at)) / 1000
+		}
+		s.LatencyMs["max"] = float64(r.latency.Max()) / 1000
+	}
+	return s
+}
+
+func (r benchResult) print(w io.Writer, asJSON bool) error {
+	s := r.summary()
+	if asJSON {
+		return json.NewEncoder(w).Encode(s)
+	}
+	_, err := fmt.Fprintf(w, "appends: %d (%d records, %d bytes) in %.1f s\nthroughput: %.0f appends/s, %.0f records/s, %.1f MiB/s\n"+
+		"append latency (ms): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
+		s.Appends, s.Records, s.Bytes, s.Seconds, s.AppendsPerSec, s.RecordsPerSec, s.MiBPerSec,
+		s.LatencyMs["p50"], s.LatencyMs["p90"], s.LatencyMs["p99"], s.LatencyMs["p99.9"], s.LatencyMs["max"])
+	for _, name := range s.Streams {
+		if err == nil {
+			_, err = fmt.Fprintf(w, "kept %s\n", name)
+		}
+	}
+	return err
+}

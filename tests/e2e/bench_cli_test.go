@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// benchSummary is the part of pico bench --json that the test checks.
+type benchSummary struct {
+	Appends   int64              `json:"appends"`
+	Records   int64              `json:"records"`
+	LatencyMs map[string]float64 `json:"latency_ms"`
+	Streams   []string           `json:"streams"`
+}
+
+// TestCLIBench: pico bench appends through either protocol, reports what it
+// appended (every record it counts is in a stream, none more), and deletes
+// its streams unless told to keep them.
+func TestCLIBench(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		batch    string
+		next     func(r reply) int64 // records in a stream, from its HEAD
+	}{
+		{"pico", "3", func(r reply) int64 { n, _ := strconv.ParseInt(r.header.Get("Pico-Next-Seq"), 10, 64); return n }},
+		{"ds", "4", func(r reply) int64 {
+			off := r.header.Get("Stream-Next-Offset")
+			n, _ := strconv.ParseInt(off[strings.IndexByte(off, '_')+1:], 10, 64)
+			return n
+		}},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--protocol", tc.protocol}})
+			env := append(clientEnv(t, n.URL), "PICO_PROTOCOL="+tc.protocol)
+			run := runPico(t, env, "", "bench", "-d", "1s", "-w", "4", "-b", tc.batch, "--streams", "3",
+				"--connections", "2", "--record-size", "200", "--keep", "--json")
+			if run.code != 0 {
+				t.Fatalf("%s: exit %d\nstderr: %s", run.args, run.code, run.stderr)
+			}
+			var got benchSummary
+			if err := json.Unmarshal([]byte(run.stdout), &got); err != nil {
+				t.Fatalf("%s: summary %q: %v", run.args, run.stdout, err)
+			}
+			batch, _ := strconv.ParseInt(tc.batch, 10, 64)
+			if got.Appends == 0 || got.Records != got.Appends*batch || got.LatencyMs["p50"] <= 0 || len(got.Streams) != 3 {
+				t.Fatalf("%s: summary %+v", run.args, got)
+			}
+			var stored int64
+			for _, name := range got.Streams {
+				stored += tc.next(send(t, "HEAD", n.URL+name, nil, nil).wantStatus(t, 200))
+			}
+			if stored != got.Records {
+				t.Fatalf("the kept streams hold %d records; bench counted %d", stored, got.Records)
+			}
+			run = runPico(t, env, "", "bench", "-d", "300ms", "-w", "2", "--streams", "2", "--json")
+			var unkept benchSummary
+			if err := json.Unmarshal([]byte(run.stdout), &unkept); run.code != 0 || err != nil || unkept.Appends == 0 || len(unkept.Streams) != 0 {
+				t.Fatalf("%s: exit %d, summary %q (%v)\nstderr: %s", run.args, run.code, run.stdout, err, run.stderr)
+			}
+			if tc.protocol == "pico" { // listing is Pico's: only the kept streams are left
+				if ls := runPico(t, env, "", "ls", "--prefix", "/bench/"); strings.Count(ls.stdout, "/bench/") != 3 {
+					t.Fatalf("streams under /bench/ after a run without --keep:\n%s", ls.stdout)
+				}
+			}
+		})
+	}
+}

@@ -119,7 +119,11 @@ func (c *command) help() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: %s\n\nflags:\n", c.synopsis)
 	c.fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(&b, "  --%s", f.Name)
+		dashes := "--"
+		if len(f.Name) == 1 {
+			dashes = "-" // a short form: -f, -d
+		}
+		fmt.Fprintf(&b, "  %s%s", dashes, f.Name)
 		if env := globalEnv[f.Name]; env != "" {
 			fmt.Fprintf(&b, " (%s)", env)
 		}

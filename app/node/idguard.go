@@ -22,17 +22,17 @@ var ErrNodeIDInUse = errors.New("node id in use")
 // A restart at the same address is the same node coming back, and
 // registers at once. Otherwise, if the registered process has a heartbeat
 // record at its epoch (one that left or was fenced has none: its epoch
-// moved on), Start watches that record for up to two beats and a half:
-// if it changes, the process is alive and Start fails with
-// ErrNodeIDInUse; if not, it is gone and this one takes over. A reading
-// that fails proves nothing either way: fencing keeps the data safe, so
-// Start goes on.
+// moved on), Start watches that record for up to four beats, the least
+// silence failover takes for death too: if it changes, the process is
+// alive and Start fails with ErrNodeIDInUse; if not, it is gone and this
+// one takes over. A reading that fails proves nothing either way: fencing
+// keeps the data safe, so Start goes on.
 func checkIDFree(ctx context.Context, cfg Config, v *domain.State) error {
 	prev, ok := v.Node(cfg.ID)
 	if !ok || cfg.Heartbeats == nil || prev.Address == cfg.Address {
 		return nil
 	}
-	first, ok := beatAt(ctx, cfg.Heartbeats, cfg.ID, prev.Epoch)
+	first, ok := beatAt(ctx, cfg.Heartbeats, cfg.ID, prev.Epoch, cfg.BeatEvery)
 	if !ok {
 		return nil
 	}
@@ -50,7 +50,7 @@ func checkIDFree(ctx context.Context, cfg Config, v *domain.State) error {
 			return nil
 		case <-poll.C:
 		}
-		if at, ok := beatAt(ctx, cfg.Heartbeats, cfg.ID, prev.Epoch); ok && !at.Equal(first) {
+		if at, ok := beatAt(ctx, cfg.Heartbeats, cfg.ID, prev.Epoch, cfg.BeatEvery); ok && !at.Equal(first) {
 			return fmt.Errorf("%w: node %d is registered to a live process at %s (epoch %d, its heartbeat is moving); "+
 				"starting would fence it, and it this one in turn: give this process a node id of its own, or stop that one first",
 				ErrNodeIDInUse, cfg.ID, prev.Address, prev.Epoch)
@@ -58,13 +58,16 @@ func checkIDFree(ctx context.Context, cfg Config, v *domain.State) error {
 	}
 }
 
-// idWatch is how long checkIDFree watches a heartbeat: long enough to see
-// a live process beat at least twice.
-func idWatch(beatEvery time.Duration) time.Duration { return beatEvery*5/2 + beatEvery/4 }
+// idWatch is how long checkIDFree watches a heartbeat: four beats, so that
+// a live process whose beats run late once or twice (a slow database, a
+// pause) still shows one.
+func idWatch(beatEvery time.Duration) time.Duration { return 4 * beatEvery }
 
 // beatAt returns node's heartbeat record at epoch, if it has one and the
-// records could be read.
-func beatAt(ctx context.Context, hb ports.Heartbeats, node domain.NodeID, epoch uint64) (time.Time, bool) {
+// records could be read within a beat.
+func beatAt(ctx context.Context, hb ports.Heartbeats, node domain.NodeID, epoch uint64, beatEvery time.Duration) (time.Time, bool) {
+	ctx, cancel := context.WithTimeout(ctx, beatEvery)
+	defer cancel()
 	beats, err := hb.Beats(ctx)
 	if err != nil {
 		return time.Time{}, false

@@ -33,7 +33,8 @@ func TestStartTakesOverASilentNodeIDElsewhere(t *testing.T) {
 	beats := newDroppingBeats(c.log.Heartbeats())
 	a := c.start(1, nil, beats)
 	c.awaitRecords(1)
-	beats.fail(true) // a keeps running, but as if it had died
+	beats.fail(true)                  // a keeps running, but as if it had died
+	time.Sleep(60 * time.Millisecond) // a beat already under way lands first
 	began := time.Now()
 	b := c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere" })
 	if waited := time.Since(began); waited < idWatch(20*time.Millisecond) {
@@ -51,11 +52,13 @@ func TestStartTakesOverASilentNodeIDElsewhere(t *testing.T) {
 // id whose process left cleanly is free at once, wherever the next one runs.
 func TestStartDoesNotWaitForItsOwnNodeOrOneThatLeft(t *testing.T) {
 	c := newFailoverCluster(t)
-	a := c.start(1, nil, c.log.Heartbeats())
+	// Beats of half a second: a start that watched would take two seconds.
+	slow := func(cfg *Config) { cfg.BeatEvery, cfg.FailoverAfter = 500*time.Millisecond, 0 }
+	a := c.start(1, nil, c.log.Heartbeats(), slow)
 	c.awaitRecords(1)
 	began := time.Now()
-	b := c.start(1, nil, c.log.Heartbeats()) // the same address
-	if waited := time.Since(began); waited >= idWatch(20*time.Millisecond) {
+	b := c.start(1, nil, c.log.Heartbeats(), slow) // the same address
+	if waited := time.Since(began); waited >= idWatch(500*time.Millisecond) {
 		t.Fatalf("a restart at the same address waited %v", waited)
 	}
 	if !fencedWithin(a, time.Second) {
@@ -65,8 +68,8 @@ func TestStartDoesNotWaitForItsOwnNodeOrOneThatLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	began = time.Now()
-	c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere" })
-	if waited := time.Since(began); waited >= idWatch(20*time.Millisecond) {
+	c.start(1, nil, c.log.Heartbeats(), slow, func(cfg *Config) { cfg.Address = "elsewhere" })
+	if waited := time.Since(began); waited >= idWatch(500*time.Millisecond) {
 		t.Fatalf("a start after a clean stop waited %v", waited)
 	}
 }

@@ -26,16 +26,22 @@ type benchOptions struct {
 	asJSON      bool
 }
 
-// maxBenchRequestBytes keeps a request within the server's default body
-// limit (8 MiB), with room for a JSON array's brackets and commas.
-const maxBenchRequestBytes = 8<<20 - 64<<10
+// A request stays within the server's default limits: 8 MiB of body, with
+// room for the framing (a Pico batch's 8 bytes a record, a JSON array's
+// quotes and commas), and 65,536 records.
+const (
+	maxBenchRequestBytes  = 8<<20 - 64<<10
+	benchFramingPerRecord = 16
+	maxBenchBatch         = 65536
+)
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	cmd := newCommand("bench", "pico bench [-d DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--keep] [--json]")
 	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
 --record-size bytes to them for --duration, --window appends in flight, each
-of --batch records, round-robin over the streams and over --connections
-separate connection pools. An append counts once it is acknowledged, which
+of --batch records. Each of the --window writers goes through the streams
+in turn, and writer i uses connection pool i mod --connections (so pools
+beyond --window stay unused). An append counts once it is acknowledged, which
 is once it is durable. Prints the rate every second to stderr and a summary
 (throughput and append latency) to stdout, then deletes the streams unless
 --keep. With --protocol ds and --batch above 1 the streams are
@@ -89,7 +95,9 @@ func (o benchOptions) check() error {
 		return fmt.Errorf("--duration must be above 0")
 	case o.window < 1, o.batch < 1, o.streams < 1, o.connections < 1, o.recordSize < 1:
 		return fmt.Errorf("--window, --batch, --streams, --connections and --record-size must be 1 or more")
-	case o.batch*(o.recordSize+3) > maxBenchRequestBytes:
+	case o.batch > maxBenchBatch:
+		return fmt.Errorf("--batch is over the %d records a request may carry", maxBenchBatch)
+	case o.batch*(o.recordSize+benchFramingPerRecord) > maxBenchRequestBytes:
 		return fmt.Errorf("--batch x --record-size is over the %d bytes a request may carry", maxBenchRequestBytes)
 	}
 	return nil
@@ -154,7 +162,9 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 	deadline := start.Add(b.o.duration)
 	for w := range b.o.window {
 		wg.Go(func() {
-			for i := w; ctx.Err() == nil && time.Now().Before(deadline); i += b.o.window {
+			// Writer w keeps to connection pool w and goes through the
+			// streams in turn, starting at stream w.
+			for i := w; ctx.Err() == nil && time.Now().Before(deadline); i++ {
 				send := b.send[w%len(b.send)][i%len(b.names)]
 				t0 := time.Now()
 				if _, err := send(ctx, b.records); err != nil {
@@ -164,9 +174,9 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 					stop()
 					return
 				}
-				took := time.Since(t0).Microseconds()
+				took := min(time.Since(t0).Microseconds(), latency.HighestTrackableValue()) // beyond a minute: as a minute
 				latencyMu.Lock()
-				_ = latency.RecordValue(took) // beyond a minute: not recorded
+				_ = latency.RecordValue(took)
 				latencyMu.Unlock()
 				appends.Add(1)
 			}

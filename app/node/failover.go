@@ -50,7 +50,12 @@ const DefaultBeatEvery = 2500 * time.Millisecond
 // MinFailoverAfter is the shortest failover window an operator may set:
 // four beats, so that a node that misses one or two (a slow database, a
 // pause) is not fenced.
-const MinFailoverAfter = 4 * DefaultBeatEvery
+const MinFailoverAfter = minSilentBeats * DefaultBeatEvery
+
+// minSilentBeats is the least silence, in beats, taken for a process's
+// death: by failover, and by a start watching for a live holder of its
+// node id (idguard.go).
+const minSilentBeats = 4
 
 // maxFencesPerRound bounds a round's proposal, which is one log row.
 const maxFencesPerRound = 64

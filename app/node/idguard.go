@@ -22,7 +22,7 @@ var ErrNodeIDInUse = errors.New("node id in use")
 // A restart at the same address is the same node coming back, and
 // registers at once. Otherwise, if the registered process has a heartbeat
 // record at its epoch (one that left or was fenced has none: its epoch
-// moved on), Start watches that record for up to four beats, the least
+// moved on), Start watches that record for up to minSilentBeats beats, the least
 // silence failover takes for death too: if it changes, the process is
 // alive and Start fails with ErrNodeIDInUse; if not, it is gone and this
 // one takes over. A reading that fails proves nothing either way: fencing
@@ -36,9 +36,10 @@ func checkIDFree(ctx context.Context, cfg Config, v *domain.State) error {
 	if !ok {
 		return nil
 	}
+	watch := minSilentBeats * cfg.BeatEvery
 	cfg.Logger.Info("the node id is registered to a process at another address: watching its heartbeat before taking over",
-		"node", cfg.ID, "epoch", prev.Epoch, "address", prev.Address, "for", idWatch(cfg.BeatEvery))
-	deadline := time.NewTimer(idWatch(cfg.BeatEvery))
+		"node", cfg.ID, "epoch", prev.Epoch, "address", prev.Address, "for", watch)
+	deadline := time.NewTimer(watch)
 	defer deadline.Stop()
 	poll := time.NewTicker(cfg.BeatEvery / 4)
 	defer poll.Stop()
@@ -57,11 +58,6 @@ func checkIDFree(ctx context.Context, cfg Config, v *domain.State) error {
 		}
 	}
 }
-
-// idWatch is how long checkIDFree watches a heartbeat: four beats, so that
-// a live process whose beats run late once or twice (a slow database, a
-// pause) still shows one.
-func idWatch(beatEvery time.Duration) time.Duration { return 4 * beatEvery }
 
 // beatAt returns node's heartbeat record at epoch, if it has one and the
 // records could be read within a beat.

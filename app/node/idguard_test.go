@@ -37,8 +37,8 @@ func TestStartTakesOverASilentNodeIDElsewhere(t *testing.T) {
 	time.Sleep(60 * time.Millisecond) // a beat already under way lands first
 	began := time.Now()
 	b := c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere" })
-	if waited := time.Since(began); waited < idWatch(20*time.Millisecond) {
-		t.Fatalf("took over after %v, before watching the heartbeat for %v", waited, idWatch(20*time.Millisecond))
+	if waited := time.Since(began); waited < minSilentBeats*20*time.Millisecond {
+		t.Fatalf("took over after %v, before watching the heartbeat for %v", waited, minSilentBeats*20*time.Millisecond)
 	}
 	if !fencedWithin(a, time.Second) {
 		t.Fatal("the silent process was not fenced by the takeover")
@@ -58,7 +58,7 @@ func TestStartDoesNotWaitForItsOwnNodeOrOneThatLeft(t *testing.T) {
 	c.awaitRecords(1)
 	began := time.Now()
 	b := c.start(1, nil, c.log.Heartbeats(), slow) // the same address
-	if waited := time.Since(began); waited >= idWatch(500*time.Millisecond) {
+	if waited := time.Since(began); waited >= minSilentBeats*500*time.Millisecond {
 		t.Fatalf("a restart at the same address waited %v", waited)
 	}
 	if !fencedWithin(a, time.Second) {
@@ -69,7 +69,7 @@ func TestStartDoesNotWaitForItsOwnNodeOrOneThatLeft(t *testing.T) {
 	}
 	began = time.Now()
 	c.start(1, nil, c.log.Heartbeats(), slow, func(cfg *Config) { cfg.Address = "elsewhere" })
-	if waited := time.Since(began); waited >= idWatch(500*time.Millisecond) {
+	if waited := time.Since(began); waited >= minSilentBeats*500*time.Millisecond {
 		t.Fatalf("a start after a clean stop waited %v", waited)
 	}
 }

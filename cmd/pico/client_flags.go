@@ -195,10 +195,15 @@ func (c *command) client() (streamClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	return clientFor(p), nil
+}
+
+// clientFor returns a client of p's protocol, with connections of its own.
+func clientFor(p profile) streamClient {
 	if p.Protocol == "ds" {
-		return dsStreams{dsclient.New(p.Endpoint, dsclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}, nil
+		return dsStreams{dsclient.New(p.Endpoint, dsclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}
 	}
-	return picoStreams{picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}, nil
+	return picoStreams{picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}
 }
 
 // picoClient returns a Pico client for a verb Durable Streams has no

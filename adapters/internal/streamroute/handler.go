@@ -21,7 +21,7 @@ var Methods = []string{http.MethodGet, http.MethodHead, http.MethodPut, http.Met
 // Every path names a stream and serve reads the name from the URL, so
 // nothing needs echo's router: the handler builds the chain once and runs
 // it on a pooled echo context. Routing came with middleware that echo
-// assembles again for every request (four allocations an append), and
+// assembles again for every request (five allocations an append), and
 // request targets a router cannot match (an absolute URL without a path,
 // "*") needed a way around it; now they take the same path as the rest.
 func NewHandler(serve echo.HandlerFunc, headers echo.MiddlewareFunc, renderError echo.HTTPErrorHandler) http.Handler {

@@ -67,11 +67,14 @@ var allowedRequestHeaders = strings.Join([]string{
 	headerProducerID, headerProducerEpoch, headerProducerSeq, headerForkedFrom, headerForkOffset, headerForkSubOffset,
 }, ", ")
 
-// commonHeaders sets the headers every response carries, errors included;
-// Durable Streams also lets any origin embed a stream's bytes.
+// commonHeaders sets the headers every response carries, errors included
+// (see cors.ResponseHeaders); Durable Streams also lets any origin embed
+// a stream's bytes.
 func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return cors.ResponseHeaders(exposedHeaders)(func(c echo.Context) error {
-		c.Response().Header()["Cross-Origin-Resource-Policy"] = crossOrigin // a canonical key
+		if cors.ForBrowser(c.Request()) {
+			c.Response().Header()["Cross-Origin-Resource-Policy"] = crossOrigin // a canonical key
+		}
 		return next(c)
 	})
 }

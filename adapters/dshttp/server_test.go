@@ -12,7 +12,7 @@ import (
 )
 
 // TestEveryResponseHasCommonHeaders covers successes, errors, preflights
-// and live reads.
+// and live reads, asked by a browser (with Origin).
 func TestEveryResponseHasCommonHeaders(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s", "Content-Type", "text/plain")
@@ -26,7 +26,7 @@ func TestEveryResponseHasCommonHeaders(t *testing.T) {
 		if req.method == "POST" {
 			body = []byte("x")
 		}
-		rec := h.do(req.method, req.target, body, "Content-Type", "text/plain")
+		rec := h.do(req.method, req.target, body, "Content-Type", "text/plain", "Origin", "https://app.example")
 		for name, want := range map[string]string{
 			"X-Content-Type-Options":        "nosniff",
 			"Cross-Origin-Resource-Policy":  "cross-origin",
@@ -35,6 +35,33 @@ func TestEveryResponseHasCommonHeaders(t *testing.T) {
 		} {
 			if got := rec.Header().Get(name); got != want {
 				t.Errorf("%s %s (%d): %s = %q, want %q", req.method, req.target, rec.Code, name, got, want)
+			}
+		}
+	}
+}
+
+// TestWritesWithoutOriginSkipCrossOriginHeaders: a write without Origin
+// does not come from a browser, so its answer carries nosniff alone; reads
+// and preflights carry everything either way, since a cache may hand them
+// to a browser.
+func TestWritesWithoutOriginSkipCrossOriginHeaders(t *testing.T) {
+	h := newHarness(t)
+	h.create("/s", "Content-Type", "text/plain")
+	crossOrigin := []string{"Cross-Origin-Resource-Policy", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers"}
+	for _, req := range []struct {
+		method, target string
+		browser        bool
+	}{
+		{"PUT", "/s2", false}, {"POST", "/s", false}, {"DELETE", "/s2", false}, {"PATCH", "/s", false},
+		{"POST", "/missing", false}, {"GET", "/s", true}, {"HEAD", "/s", true}, {"GET", "/missing", true}, {"OPTIONS", "/s", true},
+	} {
+		rec := h.do(req.method, req.target, []byte("x"), "Content-Type", "text/plain")
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s (%d): X-Content-Type-Options = %q", req.method, req.target, rec.Code, got)
+		}
+		for _, name := range crossOrigin {
+			if got := rec.Header().Get(name) != ""; got != req.browser {
+				t.Errorf("%s %s (%d): has %s = %v, want %v", req.method, req.target, rec.Code, name, got, req.browser)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func TestEveryResponseCarriesCommonHeaders(t *testing.T) {
 		{"GET", "/s"}, {"GET", "/missing"}, {"HEAD", "/s"}, {"OPTIONS", "/x"}, {"PATCH", "/s"},
 		{"FOO", "/s"}, {"GET", "/"}, {"PUT", "/"}, {"DELETE", "/missing"},
 	} {
-		rec := h.do(req.method, req.target, nil)
+		rec := h.do(req.method, req.target, nil, "Origin", "https://app.example")
 		handlertest.WantHeaders(t, rec, "X-Content-Type-Options", "nosniff", "Access-Control-Allow-Origin", "*")
 		exposed := rec.Header().Get("Access-Control-Expose-Headers")
 		for _, name := range []string{"Pico-Next-Seq", "Pico-Cursor", "ETag", "Location", "Pico-Producer-Epoch"} {
@@ -88,7 +88,7 @@ func TestRedirectToOwner(t *testing.T) {
 		{"HEAD", "/s/x", "http://node-2:4437/s/x"},
 		{"DELETE", "/s/x", "http://node-2:4437/s/x"},
 	} {
-		rec := h.do(tc.method, tc.target, []byte("body"))
+		rec := h.do(tc.method, tc.target, []byte("body"), "Origin", "https://app.example")
 		handlertest.WantStatus(t, rec, http.StatusTemporaryRedirect)
 		handlertest.WantHeaders(t, rec, "Location", tc.location, "Cache-Control", "no-store", "Access-Control-Allow-Origin", "*")
 	}
@@ -217,7 +217,7 @@ func TestTargetsThatAreNotPaths(t *testing.T) {
 		{"BREW", &url.URL{Path: "*"}, http.StatusMethodNotAllowed},
 	} {
 		rec := httptest.NewRecorder()
-		h.h.ServeHTTP(rec, &http.Request{Method: tc.method, URL: tc.url, Header: http.Header{}, Body: http.NoBody})
+		h.h.ServeHTTP(rec, &http.Request{Method: tc.method, URL: tc.url, Header: http.Header{"Origin": {"https://app.example"}}, Body: http.NoBody})
 		handlertest.WantStatus(t, rec, tc.status)
 		handlertest.WantHeaders(t, rec, "Access-Control-Allow-Origin", "*")
 	}

@@ -45,9 +45,15 @@ type Config struct {
 	WAL    *WAL
 	Logger *slog.Logger
 	Now    func() time.Time
-	// TailRecords is how many of each stream's newest records stay in memory
-	// after they are committed, for readers at the tail (1024).
+	// TailRecords and TailBytes bound each stream's newest records that
+	// stay in memory after they are committed, for readers near the tail
+	// (1024 records, 64 KiB of bodies and headers: whichever is fewer).
+	// Readers further behind read the data objects, through the block
+	// cache. A bound in bytes keeps large records from pinning megabytes
+	// per stream, and a busy node from growing its heap for seconds on
+	// end, touching fresh pages, before the tails are full.
 	TailRecords int
+	TailBytes   int
 	// BlockCacheBytes bounds the cache of committed sections (256 MiB).
 	BlockCacheBytes int
 	// MaxObjectBytes is the size at which an upload pass closes its data
@@ -103,6 +109,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.TailRecords <= 0 {
 		cfg.TailRecords = 1024
+	}
+	if cfg.TailBytes <= 0 {
+		cfg.TailBytes = 64 << 10
 	}
 	if cfg.BlockCacheBytes <= 0 {
 		cfg.BlockCacheBytes = 256 << 20

@@ -78,6 +78,38 @@ func TestUploadCommitsTrimsMemoryAndRetiresWAL(t *testing.T) {
 	}
 }
 
+// TestUploadKeepsATailBoundInBytes: large committed records leave memory
+// once their bytes pass TailBytes, however few they are, and are read back
+// from the data object.
+func TestUploadKeepsATailBoundInBytes(t *testing.T) {
+	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
+	p.engine.cfg.TailRecords, p.engine.cfg.TailBytes = 100, 5<<10 // two records of about 2 KiB
+	id := p.create(t, "/big")
+	ctx := context.Background()
+	var want []string
+	for i := range 10 {
+		body := fmt.Sprintf("%d-%s", i, strings.Repeat("x", 1000))
+		want = append(want, body)
+		if _, err := p.engine.Append(ctx, id, records(body), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := p.engine.Upload(ctx); err != nil || n != 10 {
+		t.Fatalf("upload: %d records, %v", n, err)
+	}
+	s, _ := p.engine.local(id)
+	kept := 0
+	for i := range s.records {
+		kept += domain.RecordSize(&s.records[i])
+	}
+	if s.base != 8 || len(s.records) != 2 || kept > p.engine.cfg.TailBytes {
+		t.Fatalf("memory keeps [%d, +%d), %d bytes; want the 2 newest, within %d bytes", s.base, len(s.records), kept, p.engine.cfg.TailBytes)
+	}
+	if got := readAll(t, p, id); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("reads %d records, want %d", len(got), len(want))
+	}
+}
+
 // TestRecoveryCombinesDataObjectsAndWAL: a restart after an upload recovers
 // committed records from data objects, newer ones from the WAL, and the
 // producer state from both.

@@ -204,7 +204,7 @@ func (s *stream) err() error {
 func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
 	for {
 		s.mu.Lock()
-		confirmed, changed, failed := s.confirmed, s.changed, s.failed
+		confirmed, changed, failed := s.confirmed, s.changedLocked(), s.failed
 		s.mu.Unlock()
 		switch {
 		case confirmed >= off:

@@ -51,7 +51,7 @@ func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult
 		if err != nil || from+uint64(len(recs)) < base || len(recs) >= max {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return ReadResult{Records: recs, From: from, Confirmed: s.confirmed, Changed: s.changed}, err
+			return ReadResult{Records: recs, From: from, Confirmed: s.confirmed, Changed: s.changedLocked()}, err
 		}
 		more, confirmed, changed, ok := s.read(base, max-len(recs))
 		if ok {

@@ -31,7 +31,7 @@ type stream struct {
 	records   []domain.Record // the tail in memory, [base, next)
 	confirmed uint64          // records below are durable: the confirm offset
 	committed uint64          // records below are in committed data objects
-	changed   chan struct{}   // closed and replaced when confirmed grows
+	changed   chan struct{}   // see changedLocked
 	failed    error
 	// durableProducers is the producer state as of confirmed: what a data
 	// object written now must carry.
@@ -50,7 +50,7 @@ type producerState struct {
 
 func newStream(id, epoch, start uint64) *stream {
 	return &stream{id: id, epoch: epoch, next: start, base: start, confirmed: start, committed: start,
-		producers: map[string]producerState{}, changed: make(chan struct{}),
+		producers:        map[string]producerState{},
 		durableProducers: map[string]domain.ProducerState{}}
 }
 
@@ -122,8 +122,7 @@ func (s *stream) durable(f *domain.Frame, err error) {
 			s.durableWriterSeq = f.WriterSeq
 		}
 	}
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.notifyLocked()
 }
 
 // wake tells waiting readers that something other than the confirm offset
@@ -131,8 +130,25 @@ func (s *stream) durable(f *domain.Frame, err error) {
 func (s *stream) wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.notifyLocked()
+}
+
+// changedLocked returns a channel closed at the stream's next change (the
+// confirm offset grows, a seal, a delete). It is made only when someone
+// asks: appends with no reader waiting make and close none.
+func (s *stream) changedLocked() <-chan struct{} {
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// notifyLocked wakes whoever waits on changedLocked's channel.
+func (s *stream) notifyLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 }
 
 // read returns up to max confirmed records from offset from out of the
@@ -142,14 +158,14 @@ func (s *stream) read(from uint64, max int) (recs []domain.Record, confirmed uin
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if from < s.base {
-		return nil, s.confirmed, s.changed, false
+		return nil, s.confirmed, s.changedLocked(), false
 	}
 	end := min(s.confirmed, from+uint64(max))
 	if from < end {
 		recs = make([]domain.Record, end-from)
 		copy(recs, s.records[from-s.base:end-s.base])
 	}
-	return recs, s.confirmed, s.changed, true
+	return recs, s.confirmed, s.changedLocked(), true
 }
 
 func (s *stream) committedThrough() uint64 {

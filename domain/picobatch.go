@@ -32,7 +32,7 @@ const (
 func EncodeBatch(records []Record) []byte {
 	size := 1 + 4
 	for i := range records {
-		size += RecordSize(&records[i])
+		size += recordSize(&records[i])
 	}
 	b := make([]byte, 0, size)
 	b = append(b, batchVersion)
@@ -74,7 +74,7 @@ func DecodeBatch(b []byte, lim BatchLimits) ([]Record, error) {
 func EncodeBatchResponse(records []SeqRecord) []byte {
 	size := 1 + 4
 	for i := range records {
-		size += 8 + 8 + RecordSize(&records[i].Record) // seq, timestamp
+		size += 8 + 8 + recordSize(&records[i].Record) // seq, timestamp
 	}
 	b := make([]byte, 0, size)
 	b = append(b, batchVersion)
@@ -131,9 +131,8 @@ func wireLen(n int) uint32 {
 	return uint32(n)
 }
 
-// RecordSize returns the bytes appendBatchRecord writes for r: its body and
-// headers with their framing. The engine measures its tails with it.
-func RecordSize(r *Record) int {
+// recordSize returns the bytes appendBatchRecord writes for r.
+func recordSize(r *Record) int {
 	n := minBatchRecord + len(r.Body)
 	for _, h := range r.Headers {
 		n += minBatchHeader + len(h.Key) + len(h.Value)

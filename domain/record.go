@@ -53,10 +53,17 @@ func (f *Frame) End() uint64 { return f.Offset + uint64(len(f.Records)) }
 func (f *Frame) Size() int {
 	n := 0
 	for i := range f.Records {
-		n += len(f.Records[i].Body) + 16
-		for _, h := range f.Records[i].Headers {
-			n += len(h.Key) + len(h.Value)
-		}
+		n += f.Records[i].Size()
+	}
+	return n
+}
+
+// Size returns the bytes the record's body and headers take, by the
+// measure of Frame.Size.
+func (r *Record) Size() int {
+	n := len(r.Body) + 16
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
 	}
 	return n
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/cors"
-	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 )
 
@@ -70,16 +69,7 @@ var allowedRequestHeaders = strings.Join([]string{
 // commonHeaders sets the headers every response carries, errors included
 // (see cors.ResponseHeaders); Durable Streams also lets any origin embed
 // a stream's bytes.
-func commonHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return cors.ResponseHeaders(exposedHeaders)(func(c echo.Context) error {
-		if cors.ForBrowser(c.Request()) {
-			c.Response().Header()["Cross-Origin-Resource-Policy"] = crossOrigin // a canonical key
-		}
-		return next(c)
-	})
-}
-
-var crossOrigin = headerval.Shared("cross-origin")
+var commonHeaders = cors.ResponseHeaders(exposedHeaders, "cross-origin")
 
 // preflight answers a CORS preflight on any path.
 func preflight(c echo.Context) error { return cors.Preflight(c, allowedMethods, allowedRequestHeaders) }

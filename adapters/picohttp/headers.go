@@ -53,7 +53,7 @@ var allowedRequestHeaders = strings.Join([]string{
 }, ", ")
 
 // commonHeaders sets the headers every response carries, errors included.
-var commonHeaders = cors.ResponseHeaders(exposedHeaders)
+var commonHeaders = cors.ResponseHeaders(exposedHeaders, "")
 
 // preflight answers a CORS preflight on any path.
 func preflight(c echo.Context) error { return cors.Preflight(c, allowedMethods, allowedRequestHeaders) }

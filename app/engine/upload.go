@@ -139,7 +139,7 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 		if r.OK() {
 			for _, p := range parts {
 				n += len(p.frame.Records)
-				p.s.commitTo(p.frame.End(), e.tail())
+				p.s.commitTo(p.frame.End(), e.cfg.TailRecords, e.cfg.TailBytes)
 				e.release(p.frame.Size())
 			}
 			return n, adopted, nil
@@ -172,7 +172,7 @@ func (e *Engine) stillWritable(parts []uploadPart) (keep []uploadPart, adopted b
 		case st.End > p.frame.Offset && st.End <= p.frame.End():
 			done := p.frame
 			done.Records = done.Records[:st.End-p.frame.Offset]
-			p.s.commitTo(st.End, e.tail())
+			p.s.commitTo(st.End, e.cfg.TailRecords, e.cfg.TailBytes)
 			e.release(done.Size())
 			adopted = true
 		}
@@ -180,25 +180,19 @@ func (e *Engine) stillWritable(parts []uploadPart) (keep []uploadPart, adopted b
 	return keep, adopted
 }
 
-// tailBound is how many committed records a stream keeps in memory.
-type tailBound struct{ records, bytes int }
-
-func (e *Engine) tail() tailBound { return tailBound{e.cfg.TailRecords, e.cfg.TailBytes} }
-
 // commitTo records that offsets below end are committed and drops records
 // from memory. Uncommitted ones stay, and for hot readers so do the newest
-// committed ones that fit keep: their bytes within keep.bytes, and with the
-// confirmed uncommitted ones no more than keep.records.
-func (s *stream) commitTo(end uint64, keep tailBound) {
+// committed ones that fit: their bytes (Record.Size) within keepBytes, and
+// with the confirmed uncommitted ones no more than keepRecords.
+func (s *stream) commitTo(end uint64, keepRecords, keepBytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.committed = max(s.committed, end)
 	newBase := max(s.base, s.committed)
 	count, size := int(s.confirmed-newBase), 0
-	for newBase > s.base && count < keep.records {
-		r := &s.records[newBase-1-s.base]
-		size += domain.RecordSize(r)
-		if size > keep.bytes {
+	for newBase > s.base && count < keepRecords {
+		size += s.records[newBase-1-s.base].Size()
+		if size > keepBytes {
 			break
 		}
 		newBase--

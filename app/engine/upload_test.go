@@ -100,7 +100,7 @@ func TestUploadKeepsATailBoundInBytes(t *testing.T) {
 	s, _ := p.engine.local(id)
 	kept := 0
 	for i := range s.records {
-		kept += domain.RecordSize(&s.records[i])
+		kept += s.records[i].Size()
 	}
 	if s.base != 8 || len(s.records) != 2 || kept > p.engine.cfg.TailBytes {
 		t.Fatalf("memory keeps [%d, +%d), %d bytes; want the 2 newest, within %d bytes", s.base, len(s.records), kept, p.engine.cfg.TailBytes)

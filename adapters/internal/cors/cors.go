@@ -12,17 +12,21 @@ import (
 )
 
 // ResponseHeaders sets the headers every response carries, errors
-// included: nosniff and, for an answer a browser may read, any origin and
-// the protocol's exposed headers.
-func ResponseHeaders(exposed string) echo.MiddlewareFunc {
-	exposedHeaders := headerval.Shared(exposed)
+// included: nosniff and, for an answer a browser may read (ForBrowser),
+// any origin, the protocol's exposed headers and, unless resourcePolicy
+// is empty, Cross-Origin-Resource-Policy.
+func ResponseHeaders(exposed, resourcePolicy string) echo.MiddlewareFunc {
+	exposedHeaders, policy := headerval.Shared(exposed), headerval.Shared(resourcePolicy)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			h := c.Response().Header()
+			h := c.Response().Header() // keys set in canonical form
 			h["X-Content-Type-Options"] = nosniff
 			if ForBrowser(c.Request()) {
 				h["Access-Control-Allow-Origin"] = anyOrigin
 				h["Access-Control-Expose-Headers"] = exposedHeaders
+				if resourcePolicy != "" {
+					h["Cross-Origin-Resource-Policy"] = policy
+				}
 			}
 			return next(c)
 		}
@@ -35,8 +39,8 @@ func ResponseHeaders(exposed string) echo.MiddlewareFunc {
 // without one comes from another client, and its answer is never cached
 // for a browser to find later. GET and HEAD answers may be cached and
 // served to anyone, and only browsers send preflights: those always carry
-// the headers. Leaving them off the
-// rest spares every append's answer a quarter of a kilobyte of headers.
+// the headers. Leaving them off the rest spares every append's answer a
+// quarter of a kilobyte of headers.
 func ForBrowser(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:

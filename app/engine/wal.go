@@ -94,7 +94,14 @@ type WAL struct {
 	retained []*bulk          // acknowledged bulks not yet deleted, in order
 	retiring sync.Mutex       // one Retire at a time: deletes go in order
 	failed   error
-	uploads  sync.WaitGroup
+	uploads  sync.WaitGroup // bulks sealed and not yet through upload
+
+	// Sealed bulks go to long-lived uploaders, started as needed up to the
+	// most ever in flight, instead of to a new goroutine each: a PUT runs
+	// deep through the object store's client, and a fresh goroutine would
+	// grow and copy its stack several times on every one.
+	queue     chan *bulk
+	uploaders int
 
 	spare   [][]byte // buffers of stored bulks, for the next drafts
 	linger  linger
@@ -126,7 +133,8 @@ const maxSpareBulks = 4
 // space must be fresh: a new node epoch per process guarantees it.
 func OpenWAL(cfg WALConfig) *WAL {
 	cfg.defaults()
-	w := &WAL{cfg: cfg, prefix: domain.WALPrefix(cfg.Node, cfg.Epoch), nextSeq: 1, sealed: map[uint64]*bulk{}}
+	w := &WAL{cfg: cfg, prefix: domain.WALPrefix(cfg.Node, cfg.Epoch), nextSeq: 1, sealed: map[uint64]*bulk{},
+		queue: make(chan *bulk, cfg.MaxInFlight)}
 	w.space = sync.NewCond(&w.mu)
 	w.linger.putTimes = lingerPutTimes
 	return w
@@ -199,7 +207,25 @@ func (w *WAL) sealLocked() {
 	w.sealed[b.seq] = b
 	w.inflight++
 	w.uploads.Add(1)
-	go w.upload(b)
+	select {
+	case w.queue <- b:
+		// Every uploader not busy with a PUT takes one bulk from the
+		// queue, and there are at least as many uploaders as bulks in
+		// flight: none waits behind another's PUT.
+		if w.uploaders < w.inflight {
+			w.uploaders++
+			go w.uploadQueued(w.queue)
+		}
+	default: // more in flight than MaxInFlight (a seal forced by backpressure)
+		go w.upload(b)
+	}
+}
+
+// uploadQueued uploads queued bulks until Close closes the queue.
+func (w *WAL) uploadQueued(queue <-chan *bulk) {
+	for b := range queue {
+		w.upload(b)
+	}
 }
 
 func (w *WAL) upload(b *bulk) {
@@ -306,6 +332,10 @@ func (w *WAL) Close() error {
 	}
 	err := w.failed
 	w.failLocked(ErrWALClosed)
+	if w.queue != nil { // nothing is sealed once the WAL has failed
+		close(w.queue)
+		w.queue = nil
+	}
 	w.mu.Unlock()
 	w.uploads.Wait()
 	return err

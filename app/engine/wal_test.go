@@ -64,6 +64,12 @@ func TestLoneAppendCostsOnePut(t *testing.T) {
 			t.Fatalf("after %d lone appends: %d puts", i+1, got)
 		}
 	}
+	// One bulk in flight at a time: one uploader served them all.
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.uploaders != 1 {
+		t.Fatalf("%d uploaders for bulks one at a time, want 1", w.uploaders)
+	}
 }
 
 // TestConcurrentAppendsShareBulksInOrder: 64 writers against a store with
@@ -137,6 +143,11 @@ func TestAcksFollowBulkOrder(t *testing.T) {
 	if st := w.Stats(); st.Puts != 3 {
 		t.Fatalf("%d puts, want 3 pipelined bulks", st.Puts)
 	}
+	w.mu.Lock()
+	if w.uploaders != 3 {
+		t.Errorf("%d uploaders for 3 bulks in flight at once, want 3", w.uploaders)
+	}
+	w.mu.Unlock()
 	for i, got := range order {
 		if got != i {
 			t.Fatalf("acknowledgement order %v", order)

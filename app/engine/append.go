@@ -75,8 +75,12 @@ func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record,
 }
 
 // AppendWith writes records to a stream this process has open and returns
-// once they are durable. Offsets and timestamps are assigned under the
-// stream's gate; the wait for durability happens outside it. On
+// once they are durable, or once the WAL has failed them: that wait does
+// not end with ctx (see below). ctx bounds the other waits: for room
+// before the records are submitted, for a seal's record after, and for
+// the original of a duplicate (or the records before a bare seal), whose
+// outcome is someone else's to learn. Offsets and timestamps are assigned
+// under the stream's gate; the wait for durability happens outside it. On
 // ErrMatchFailed and ErrSealed the result's Next is the stream's tail.
 func (e *Engine) AppendWith(ctx context.Context, id uint64, records []domain.Record, opts AppendOptions) (AppendResult, error) {
 	s, ok := e.local(id)
@@ -98,11 +102,12 @@ func (e *Engine) AppendWith(ctx context.Context, id uint64, records []domain.Rec
 		// still be in flight: answer once they are durable.
 		err = s.waitConfirmed(ctx, res.Next)
 	} else {
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			return res, fmt.Errorf("engine: append outcome unknown: %w", ctx.Err())
-		}
+		// Not abandoned when ctx ends: the WAL always answers (the bulk is
+		// stored, or the WAL fails once its retries run out), and the
+		// append becomes durable or not whether or not anyone still waits.
+		// Waiting on ctx as well cost a select and, for a request's
+		// context, a channel made and closed on every append.
+		err = <-done
 	}
 	if err == nil && opts.Seal && !res.Duplicate {
 		err = e.recordSeal(ctx, s)

@@ -154,20 +154,27 @@ func TestAppendReadAndTimestamps(t *testing.T) {
 	}
 }
 
-// TestReadersNeverSeeUndurableRecords holds the WAL upload and checks that
-// the appended record stays invisible until it is stored.
-func TestReadersNeverSeeUndurableRecords(t *testing.T) {
-	hold := make(chan struct{})
+// appendHeld appends "x" to a new stream, in the background, while the
+// store holds every PUT until hold is closed; done gets the append's
+// answer. It returns once the append is waiting for its bulk.
+func appendHeld(t *testing.T, ctx context.Context) (p *process, id uint64, hold chan struct{}, done chan error) {
 	store := &slowStore{ObjectStore: memstore.New()}
-	p := startProcess(t, memlog.New(), store, 1, 1)
-	id := p.create(t, "/s")
+	p = startProcess(t, memlog.New(), store, 1, 1)
+	id = p.create(t, "/s")
+	hold, done = make(chan struct{}), make(chan error, 1)
 	store.hold = hold
-	done := make(chan error, 1)
 	go func() {
-		_, err := p.engine.Append(context.Background(), id, records("x"), nil)
+		_, err := p.engine.Append(ctx, id, records("x"), nil)
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
+	return p, id, hold, done
+}
+
+// TestReadersNeverSeeUndurableRecords holds the WAL upload and checks that
+// the appended record stays invisible until it is stored.
+func TestReadersNeverSeeUndurableRecords(t *testing.T) {
+	p, id, hold, done := appendHeld(t, context.Background())
 	r, _ := p.engine.Read(context.Background(), id, 0, 10)
 	recs, confirmed, changed := r.Records, r.Confirmed, r.Changed
 	if len(recs) != 0 || confirmed != 0 {
@@ -185,6 +192,25 @@ func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 	if r, _ := p.engine.Read(context.Background(), id, 0, 10); len(r.Records) != 1 {
 		t.Fatalf("read %d records after the upload", len(recs))
 	}
+}
+
+// TestAppendAnswersItsOutcomeAfterTheCallerGivesUp: a caller's context
+// that ends while the bulk is uploading does not turn a durable append into
+// "outcome unknown": the answer waits for the WAL, which always gives one.
+func TestAppendAnswersItsOutcomeAfterTheCallerGivesUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p, id, hold, done := appendHeld(t, ctx)
+	cancel()
+	select {
+	case err := <-done:
+		t.Fatalf("append answered %v before its bulk was stored", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatalf("durable append answered %v", err)
+	}
+	p.wantReads(t, id, "[x]")
 }
 
 // TestRestartRecoversAndFencesPredecessor: a new process of the same node

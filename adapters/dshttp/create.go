@@ -20,7 +20,7 @@ func (s *server) create(c echo.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := createConfig(r.Header, fork != nil)
+	cfg, err := createConfig(r.Header, fork != nil, s.cfg.Now())
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,12 @@ func parseFork(h http.Header) (*ports.ForkRequest, error) {
 
 // createConfig reads a create request's configuration headers. A fork
 // without a content type inherits its source's.
-func createConfig(h http.Header, fork bool) (domain.StreamConfig, error) {
+//
+// Stream-TTL: 0 is a sliding window of no time at all: the stream expires
+// the instant it is created, as on the reference server. An idle TTL of 0
+// means "none" in the stream config, so it is kept as an absolute expiry at
+// now, which behaves the same: nobody can see the stream either way.
+func createConfig(h http.Header, fork bool, now time.Time) (domain.StreamConfig, error) {
 	cfg := domain.StreamConfig{ContentType: h.Get(echo.HeaderContentType)}
 	if cfg.ContentType == "" && !fork {
 		cfg.ContentType = domain.DefaultContentType
@@ -122,7 +127,9 @@ func createConfig(h http.Header, fork bool) (domain.StreamConfig, error) {
 	case hasTTL && hasExpires:
 		return cfg, badRequest("give %s or %s, not both", headerTTL, headerExpiresAt)
 	case hasTTL:
-		cfg.IdleTTLSec, err = parseTTL(ttl)
+		if cfg.IdleTTLSec, err = parseTTL(ttl); err == nil && cfg.IdleTTLSec == 0 {
+			cfg.ExpiresAtMs = now.UnixMilli()
+		}
 	case hasExpires:
 		cfg.ExpiresAtMs, err = parseExpiresAt(expires)
 	}

@@ -73,7 +73,8 @@ func TestCreateLocationScheme(t *testing.T) {
 }
 
 func TestCreateTTL(t *testing.T) {
-	h := newHarness(t)
+	now := time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	h := newHarness(t, func(c *Config) { c.Now = func() time.Time { return now } })
 	for i, v := range []string{"abc", "-1", "00060", "+60", "60.5", "1e3", "", " 60", "18446744073709551616"} {
 		rec := h.do(http.MethodPut, "/bad"+string(rune('a'+i)), nil, "Stream-TTL", v)
 		wantError(t, rec, http.StatusBadRequest, "Stream-TTL")
@@ -85,7 +86,11 @@ func TestCreateTTL(t *testing.T) {
 	if info, _ := h.fake.Info("/ok"); info.Config.IdleTTLSec != 60 || info.Config.TTLSec != 0 || info.Config.ExpiresAtMs != 0 {
 		t.Errorf("config %+v: Stream-TTL is the idle TTL", info.Config)
 	}
+	// A window of no time: the stream expires as it is made.
 	h.create("/zero", "Stream-TTL", "0")
+	if info, _ := h.fake.Info("/zero"); info.Config.IdleTTLSec != 0 || info.Config.ExpiresAtMs != now.UnixMilli() {
+		t.Errorf("config %+v: Stream-TTL 0 is an expiry at creation, %d", info.Config, now.UnixMilli())
+	}
 	handlertest.WantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "60"), http.StatusOK)
 	handlertest.WantStatus(t, h.do(http.MethodPut, "/ok", nil, "Stream-TTL", "61"), http.StatusConflict)
 }

@@ -48,7 +48,9 @@ type Config struct {
 	Done <-chan struct{}
 	// Logger receives internal failures (default slog.Default()).
 	Logger *slog.Logger
-	// Now is the clock of Stream-Cursor values (default time.Now).
+	// Now is the clock of Stream-Cursor values and of the expiry that
+	// Stream-TTL: 0 stands for (default time.Now; the stream service
+	// judges expiry by its own clock, which must be the same one).
 	Now func() time.Time
 }
 

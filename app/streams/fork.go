@@ -105,6 +105,11 @@ func (s *Service) createFork(ctx context.Context, name string, src stream, cfg d
 	case err != nil:
 		return ports.StreamInfo{}, false, err
 	case r.Code == domain.ResultExists:
+		// Taken by a live stream (the caller's next try reads it) or by an
+		// expired one, which goes first, as for a create.
+		if err := s.dropExpired(ctx, name); err != nil {
+			return ports.StreamInfo{}, false, err
+		}
 		return ports.StreamInfo{}, false, errNameTaken
 	case r.Code == domain.ResultConflict:
 		return ports.StreamInfo{}, false, ports.Errorf(ports.ErrStreamConflict, "fork source %s is deleted", src.Name)

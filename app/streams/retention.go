@@ -17,6 +17,11 @@ const retentionPages = 16
 // this many local sweeps, not on each.
 const unownedSweepTicks = 30
 
+// reapAfterMs is the least age at which the sweep deletes an expired
+// stream: one made already expired (Stream-TTL 0, an Expires-At in the
+// past) is invisible at once, but its creator is still answering for it.
+const reapAfterMs = 3_000
+
 // RunRetention enforces record retention (StreamConfig.TTLSec) and stream
 // expiry every period until ctx ends. Each node trims and expires the
 // streams it holds open; the maintenance lease holder also expires streams
@@ -39,6 +44,7 @@ func (s *Service) RunRetention(ctx context.Context, every time.Duration, lease e
 
 func (s *Service) sweepLocal(ctx context.Context) {
 	v := s.cfg.Plane.View()
+	now := s.cfg.Now().UnixMilli()
 	for _, id := range s.cfg.Engine.Local() {
 		st, ok := v.Stream(id)
 		if !ok {
@@ -48,7 +54,9 @@ func (s *Service) sweepLocal(ctx context.Context) {
 		switch {
 		case err != nil:
 		case s.expired(st, cfg):
-			s.expire(ctx, stream{st, cfg})
+			if now-st.CreatedMs >= reapAfterMs {
+				s.expire(ctx, stream{st, cfg})
+			}
 		case cfg.TTLSec > 0 && st.Forks == 0: // forks pin their source's records
 			s.retain(ctx, stream{st, cfg})
 		}

@@ -626,3 +626,35 @@ func TestIdleTTLIsJudgedByTheWriterOnly(t *testing.T) {
 	_, err := b.svc.Head(ctx, "/idle")
 	streamErr(t, err, ports.ErrStreamNotFound)
 }
+
+// A stream made already expired (Stream-TTL 0 is an expiry at creation) is
+// reported made to its creator, is gone for everyone after, and is made
+// anew by the same request again, a fork as well as a plain stream. The
+// sweep leaves it for a moment, for its creator still answering.
+func TestStreamMadeAlreadyExpired(t *testing.T) {
+	p := startOne(t)
+	ctx := context.Background()
+	mustCreate(t, p, "/src")
+	gone := domain.StreamConfig{ContentType: "text/plain", ExpiresAtMs: p.clock.Now().UnixMilli()}
+	for range 2 {
+		if _, created, err := p.svc.Create(ctx, "/zero", gone, nil, false); err != nil || !created {
+			t.Fatalf("create: created=%v %v", created, err)
+		}
+		_, err := p.svc.Head(ctx, "/zero")
+		streamErr(t, err, ports.ErrStreamNotFound)
+		if _, created, err := p.svc.Fork(ctx, "/fork", ports.ForkRequest{Source: "/src", Config: gone}); err != nil || !created {
+			t.Fatalf("fork: created=%v %v", created, err)
+		}
+		_, err = p.svc.Head(ctx, "/fork")
+		streamErr(t, err, ports.ErrStreamNotFound)
+	}
+	p.svc.sweepLocal(ctx)
+	if !exists(p, "/zero") {
+		t.Fatal("swept a stream in the moment it was made")
+	}
+	p.clock.advance(reapAfterMs * time.Millisecond)
+	p.svc.sweepLocal(ctx)
+	if exists(p, "/zero") || exists(p, "/fork") {
+		t.Fatal("an expired stream outlived the sweep after its grace")
+	}
+}

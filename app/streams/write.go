@@ -67,13 +67,14 @@ func (s *Service) existing(ctx context.Context, st stream, cfg domain.StreamConf
 
 // populate opens a stream this node just created and writes its initial
 // records (and seal).
+//
+// Its expiry is not checked: a stream made already expired (Stream-TTL 0,
+// an Expires-At in the past) is reported to its creator as made, as the
+// reference server does, and is gone for every request after.
 func (s *Service) populate(ctx context.Context, name string, id uint64, initial []domain.Record, close bool) (ports.StreamInfo, error) {
-	st, err := s.lookup(name)
+	st, err := s.created(name, id)
 	if err != nil {
 		return ports.StreamInfo{}, err
-	}
-	if st.ID != id {
-		return ports.StreamInfo{}, ports.Errorf(ports.ErrUnavailable, "stream %s was replaced while being created", name)
 	}
 	err = s.openAnd(ctx, st, func() error {
 		if len(initial) == 0 && !close {
@@ -85,11 +86,25 @@ func (s *Service) populate(ctx context.Context, name string, id uint64, initial 
 	if err != nil {
 		return ports.StreamInfo{}, err
 	}
-	st, err = s.lookup(name)
-	if err != nil {
+	if st, err = s.created(name, id); err != nil {
 		return ports.StreamInfo{}, err
 	}
 	return s.head(ctx, st)
+}
+
+// created looks up stream id, which this call created as name, with its
+// config, whether or not it has expired since.
+func (s *Service) created(name string, id uint64) (stream, error) {
+	v := s.cfg.Plane.View()
+	st, ok := v.StreamByName(name)
+	switch {
+	case !ok:
+		return stream{}, ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", name)
+	case st.ID != id:
+		return stream{}, ports.Errorf(ports.ErrUnavailable, "stream %s was replaced while being created", name)
+	}
+	cfg, err := domain.DecodeStreamConfig(st.Meta)
+	return stream{st, cfg}, err
 }
 
 // Append writes records; see ports.Streams.

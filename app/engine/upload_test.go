@@ -272,3 +272,54 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	}
 	p.wantReads(t, id, "[a b c]")
 }
+
+// TestUploadReleasesWhatAppendsCounted: once everything appended is in data
+// objects, no uncommitted bytes are left counted, also when the upload
+// drops records from memory beyond the tail bound (a count that drifted
+// would make appends wait for room forever).
+func TestUploadReleasesWhatAppendsCounted(t *testing.T) {
+	p := startProcessTB(t, memstore.New())
+	ctx := context.Background()
+	id := p.create(t, "/s")
+	for range 3 {
+		for i := range 200 {
+			// Sizes differ, so that counting records other than those
+			// appended (slots reused too early) shows.
+			if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: make([]byte, 1000+i)}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := p.engine.Upload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p.engine.roomMu.Lock()
+		left := p.engine.uncommitted
+		p.engine.roomMu.Unlock()
+		if left != 0 {
+			t.Fatalf("%d bytes still counted as uncommitted after the upload", left)
+		}
+	}
+}
+
+// TestCommitToLeavesCollectedRecordsAlone: dropping committed records from
+// memory must not touch the records an upload collected, which it counts
+// (and releases) after the commit.
+func TestCommitToLeavesCollectedRecordsAlone(t *testing.T) {
+	p := startProcessTB(t, memstore.New())
+	ctx := context.Background()
+	id := p.create(t, "/s")
+	for i := range 200 {
+		if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: []byte(fmt.Sprint(i))}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, _ := p.engine.collect()
+	if len(parts) != 1 {
+		t.Fatalf("%d parts, want 1", len(parts))
+	}
+	before := bodies(parts[0].frame.Records)
+	parts[0].s.commitTo(parts[0].frame.End(), 10, 1<<20)
+	if after := bodies(parts[0].frame.Records); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("collected records changed by commitTo: %v..., want %v...", after[:5], before[:5])
+	}
+}

@@ -21,16 +21,28 @@ const (
 // interval gets its own cursor plus a random jitter, so its next request
 // is a new cache key rather than the cached answer it just had.
 func (s *server) cursor(clientCursor string) string {
+	return strconv.FormatUint(s.cursorValue(clientCursor), 10)
+}
+
+func (s *server) cursorValue(clientCursor string) uint64 {
 	current := cursorIntervalAt(s.cfg.Now())
 	client, err := strconv.ParseUint(clientCursor, 10, 64)
 	if err != nil || client < current {
-		return strconv.FormatUint(current, 10)
+		return current
 	}
 	jitter := max(1, s.jitterSeconds()/uint64(cursorInterval/time.Second))
 	if client > math.MaxUint64-jitter {
-		return strconv.FormatUint(current, 10)
+		return current
 	}
-	return strconv.FormatUint(client+jitter, 10)
+	return client + jitter
+}
+
+// streamCursor is the cursor of one control event of an event stream that
+// clientCursor opened: as cursor, but never below the last one the stream
+// sent (cursors must not go backwards, and each draws its own jitter).
+func (s *server) streamCursor(clientCursor string, last *uint64) string {
+	*last = max(*last, s.cursorValue(clientCursor))
+	return strconv.FormatUint(*last, 10)
 }
 
 func cursorIntervalAt(t time.Time) uint64 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,25 @@ func TestCursorOnTheWire(t *testing.T) {
 	rec = h.do(http.MethodGet, "/s?offset=-1&live=long-poll&cursor=180", nil)
 	if c, _ := strconv.ParseUint(rec.Header().Get("Stream-Cursor"), 10, 64); c <= 180 {
 		t.Errorf("cursor %q does not move past the client's", rec.Header().Get("Stream-Cursor"))
+	}
+}
+
+// TestStreamCursorNeverGoesBack: the control events of one event stream
+// answer one request, each with its own jitter; their cursors never go
+// back, and follow the clock past the client's.
+func TestStreamCursorNeverGoesBack(t *testing.T) {
+	now := cursorEpoch.Add(1000 * cursorInterval)
+	s := newServer(Config{Streams: newFakeStreams(), Now: func() time.Time { return now }})
+	jitters := []uint64{3600, 20, 1000, 40}
+	var last uint64
+	var got []string
+	for _, j := range jitters {
+		s.jitterSeconds = func() uint64 { return j }
+		got = append(got, s.streamCursor("1000", &last))
+	}
+	now = now.Add(500 * cursorInterval) // interval 1500, past the last cursor (1180)
+	got = append(got, s.streamCursor("1000", &last))
+	if want := []string{"1180", "1180", "1180", "1180", "1500"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("cursors %v, want %v", got, want)
 	}
 }

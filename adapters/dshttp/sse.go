@@ -42,6 +42,7 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	end := time.NewTimer(s.cfg.SSEMaxDuration)
 	defer end.Stop()
 	announced := false // a control event describes where the client is
+	var cursor uint64  // the last cursor sent
 	for {
 		eof := res.Closed && res.UpToDate
 		if len(res.Records) > 0 {
@@ -49,7 +50,7 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 			announced = false
 		}
 		if !announced || eof {
-			_ = es.Send("control", "", s.controlJSON(res, rr.cursor))
+			_ = es.Send("control", "", s.controlJSON(res, s.streamCursor(rr.cursor, &cursor)))
 			announced = true
 		}
 		if eof || es.Err() != nil {
@@ -88,12 +89,14 @@ func eventData(contentType string, binary bool, records []domain.Record) []byte 
 	return out
 }
 
-func (s *server) controlJSON(res ports.ReadResult, clientCursor string) []byte {
+// controlJSON is a control event's payload, with cursor unless the stream
+// is closed and read to its end.
+func (s *server) controlJSON(res ports.ReadResult, cursor string) []byte {
 	ev := controlEvent{StreamNextOffset: formatOffset(res.Next), UpToDate: res.UpToDate}
 	if res.Closed && res.UpToDate {
 		ev.StreamClosed = true // and no cursor: the client must not come back
 	} else {
-		ev.StreamCursor = s.cursor(clientCursor)
+		ev.StreamCursor = cursor
 	}
 	b, _ := json.Marshal(ev)
 	return b

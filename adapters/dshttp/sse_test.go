@@ -368,3 +368,37 @@ func TestIsTextual(t *testing.T) {
 		}
 	}
 }
+
+// TestSSECursorsNeverGoBack: a client at the current interval gets jittered
+// cursors, and those of one event stream never go back, however the jitter
+// falls.
+func TestSSECursorsNeverGoBack(t *testing.T) {
+	now := cursorEpoch.Add(1000 * cursorInterval)
+	h := newHarness(t, fixedClock(now))
+	var mu sync.Mutex
+	jitters := []uint64{3600, 20, 1000, 40}
+	h.srv.jitterSeconds = func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		j := jitters[0]
+		if len(jitters) > 1 {
+			jitters = jitters[1:]
+		}
+		return j
+	}
+	h.create("/s", "Content-Type", "text/plain")
+	c := openSSE(t, h, "/s?offset=-1&live=sse&cursor=1000")
+	var cursors []string
+	for i := range 4 {
+		if i > 0 {
+			h.appendBodies("/s", "text/plain", "x")
+			c.expectData("x")
+		}
+		ctl := c.expectControl()
+		cursor, _ := ctl["streamCursor"].(string)
+		cursors = append(cursors, cursor)
+	}
+	if strings.Join(cursors, " ") != "1180 1180 1180 1180" {
+		t.Fatalf("cursors %v, want 1180 each time (never back from the first)", cursors)
+	}
+}

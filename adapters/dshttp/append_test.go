@@ -265,6 +265,9 @@ func TestJSONAppend(t *testing.T) {
 		{`{"a":`, 400, 0},
 		{`[1,]`, 400, 0},
 		{`{} {}`, 400, 0},
+		{"\"\xff\xfe\"", 400, 0},                 // JSON is UTF-8 text
+		{"[\"ok\", \"\xc3\x28\"]", 400, 0},       // not even in one element
+		{"\"caf\xc3\xa9 \xe2\x82\xac\"", 204, 1}, // UTF-8 beyond ASCII is fine
 	} {
 		before := len(h.fake.Records("/j"))
 		rec := h.do(http.MethodPost, "/j", []byte(tc.body), "Content-Type", "application/json")

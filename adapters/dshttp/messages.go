@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -36,6 +37,9 @@ func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Recor
 func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
 	if !json.Valid(body) {
 		return nil, badRequest("body is not valid JSON")
+	}
+	if !utf8.Valid(body) { // json.Valid lets any bytes through in strings
+		return nil, badRequest("body is not valid JSON: JSON is UTF-8 text")
 	}
 	body = bytes.TrimLeft(body, " \t\r\n")
 	// Compacting never grows JSON, so one buffer holds every message and

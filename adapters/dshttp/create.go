@@ -151,7 +151,7 @@ func parseTTL(v string) (uint64, error) {
 // parseExpiresAt parses Stream-Expires-At, an RFC 3339 time, into unix
 // milliseconds (finer precision is dropped).
 func parseExpiresAt(v string) (int64, error) {
-	t, err := time.Parse(time.RFC3339, v)
+	t, err := time.Parse(time.RFC3339, strings.ToUpper(v)) // RFC 3339 allows "t" and "z" too
 	if err != nil {
 		return 0, badRequest("%s must be an RFC 3339 time, got %s", headerExpiresAt, headerval.Clip(v))
 	}

@@ -97,7 +97,8 @@ func TestCreateTTL(t *testing.T) {
 
 func TestCreateExpiresAt(t *testing.T) {
 	h := newHarness(t)
-	for i, v := range []string{"2100-01-01T00:00:00Z", "2100-01-01T00:00:00+00:00", "2100-01-01T00:00:00.123Z", "2100-01-01T01:00:00+01:00"} {
+	for i, v := range []string{"2100-01-01T00:00:00Z", "2100-01-01T00:00:00+00:00", "2100-01-01T00:00:00.123Z", "2100-01-01T01:00:00+01:00",
+		"2100-01-01t00:00:00z"} { // RFC 3339 allows lower case
 		name := "/ok" + string(rune('a'+i))
 		h.create(name, "Stream-Expires-At", v)
 		want := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()

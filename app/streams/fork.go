@@ -76,12 +76,24 @@ func (s *Service) existingFork(ctx context.Context, st stream, src stream, cfg d
 	if err != nil {
 		return info, err
 	}
-	sameAt := !cfg.ForkAtGiven || st.cfg.ForkAtGiven && st.cfg.ForkAt == cfg.ForkAt
-	if st.ForkOf != src.ID || st.cfg.ForkSub != cfg.ForkSub || !sameAt {
-		return info, &ports.StreamError{Kind: ports.ErrStreamConflict, Message: "stream exists, forked elsewhere or not at all",
-			Next: info.Next, HasNext: true, Closed: info.Closed}
+	if st.ForkOf != src.ID || st.cfg.ForkSub != cfg.ForkSub || !sameForkPoint(st, cfg) {
+		return info, conflict(info, "stream exists, forked elsewhere or not at all")
 	}
 	return info, nil
+}
+
+// sameForkPoint reports whether a fork request's point (cfg) is the fork
+// st's: any, when the request gives none; else the one st was asked for,
+// or, when st was asked for none, the one it resolved to (the source's
+// tail then, which a sub-offset cannot have moved: it needs an offset).
+func sameForkPoint(st stream, cfg domain.StreamConfig) bool {
+	switch {
+	case !cfg.ForkAtGiven:
+		return true
+	case st.cfg.ForkAtGiven:
+		return st.cfg.ForkAt == cfg.ForkAt
+	}
+	return st.ForkAt == cfg.ForkAt
 }
 
 // createFork pins the fork point in the source's committed records, creates

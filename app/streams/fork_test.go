@@ -56,6 +56,30 @@ func TestForkReadsTheSourceUpToTheForkPoint(t *testing.T) {
 	streamErr(t, err, ports.ErrStreamNotFound)
 }
 
+// A fork asked for without a point is at the source's tail then: asking
+// again with that point is the same fork, with another a conflict. A plain
+// create of a fork's name is a conflict too: the stream is not a plain one.
+func TestForkAgainAtItsResolvedPoint(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/src")
+	mustAppend(t, p, "/src", "a", "b")
+	if _, created, err := p.svc.Fork(ctx, "/f", ports.ForkRequest{Source: "/src"}); err != nil || !created {
+		t.Fatalf("fork: created=%v %v", created, err)
+	}
+	mustAppend(t, p, "/src", "c") // the tail moves on; the fork point stays 2
+	for i, again := range []ports.ForkRequest{{Source: "/src"}, {Source: "/src", At: at(2)}} {
+		if _, created, err := p.svc.Fork(ctx, "/f", again); err != nil || created {
+			t.Fatalf("fork again (%s): created=%v %v", []string{"no point", "at 2"}[i], created, err)
+		}
+	}
+	_, _, err := p.svc.Fork(ctx, "/f", ports.ForkRequest{Source: "/src", At: at(1)})
+	streamErr(t, err, ports.ErrStreamConflict)
+	_, _, err = p.svc.Create(ctx, "/f", text(), nil, false)
+	streamErr(t, err, ports.ErrStreamConflict)
+	_, _, err = p.svc.Fork(ctx, "/src", ports.ForkRequest{Source: "/f"}) // the reverse
+	streamErr(t, err, ports.ErrStreamConflict)
+}
+
 func TestForkChainsSoftDeleteAndCascade(t *testing.T) {
 	p, ctx := startOne(t), context.Background()
 	mustCreate(t, p, "/a")

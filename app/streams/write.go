@@ -19,6 +19,9 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	for range 3 { // a lost race for the name is settled by reading the winner
 		if st, err := s.touch(name); err == nil {
 			info, err := s.existing(ctx, st, cfg, close)
+			if err == nil && st.ForkOf != 0 {
+				err = conflict(info, "stream exists as a fork")
+			}
 			return info, false, err
 		} else if !errors.Is(err, ports.ErrStreamNotFound) {
 			return ports.StreamInfo{}, false, goneIsConflict(err)
@@ -51,18 +54,21 @@ func (s *Service) existing(ctx context.Context, st stream, cfg domain.StreamConf
 	if err != nil {
 		return info, err
 	}
-	conflict := func(msg string) error {
-		return &ports.StreamError{Kind: ports.ErrStreamConflict, Message: msg, Next: info.Next, HasNext: true, Closed: info.Closed}
-	}
 	switch {
 	case !domain.SameContentType(st.cfg.ContentType, cfg.ContentType):
-		return info, conflict("stream exists with content type " + st.cfg.ContentType)
+		return info, conflict(info, "stream exists with content type "+st.cfg.ContentType)
 	case st.cfg.TTLSec != cfg.TTLSec || st.cfg.ExpiresAtMs != cfg.ExpiresAtMs || st.cfg.IdleTTLSec != cfg.IdleTTLSec:
-		return info, conflict("stream exists with a different TTL or expiry")
+		return info, conflict(info, "stream exists with a different TTL or expiry")
 	case info.Closed != close:
-		return info, conflict(fmt.Sprintf("stream exists with closed=%v", info.Closed))
+		return info, conflict(info, fmt.Sprintf("stream exists with closed=%v", info.Closed))
 	}
 	return info, nil
+}
+
+// conflict is the error of a create that finds the stream (info) made
+// otherwise.
+func conflict(info ports.StreamInfo, msg string) error {
+	return &ports.StreamError{Kind: ports.ErrStreamConflict, Message: msg, Next: info.Next, HasNext: true, Closed: info.Closed}
 }
 
 // populate opens a stream this node just created and writes its initial

@@ -2,7 +2,9 @@ package domain
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultContentType is a stream's content type when its creator gives none.
@@ -41,6 +43,14 @@ type StreamConfig struct {
 // parameters): such streams hold one JSON value per record.
 func IsJSON(contentType string) bool {
 	return strings.EqualFold(mediaType(contentType), "application/json")
+}
+
+// ValidRecord reports whether body may be a record of a stream of
+// contentType: any bytes, except that each record of a JSON stream is one
+// JSON value, in UTF-8 (json.Valid alone lets any bytes through inside
+// strings).
+func ValidRecord(contentType string, body []byte) bool {
+	return !IsJSON(contentType) || json.Valid(body) && utf8.Valid(body)
 }
 
 // SameContentType reports whether two content types name the same media

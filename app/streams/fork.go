@@ -15,6 +15,9 @@ func (s *Service) Fork(ctx context.Context, name string, req ports.ForkRequest) 
 		return ports.StreamInfo{}, false, err
 	}
 	cfg, err := forkConfig(src, req)
+	if err == nil {
+		err = checkRecords(cfg.ContentType, req.Initial)
+	}
 	if err != nil {
 		return ports.StreamInfo{}, false, err
 	}

@@ -658,3 +658,31 @@ func TestStreamMadeAlreadyExpired(t *testing.T) {
 		t.Fatal("an expired stream outlived the sweep after its grace")
 	}
 }
+
+// Every record of a JSON stream is one JSON value in UTF-8, whichever
+// protocol writes it (a Pico append takes any body as one record): what a
+// Durable Streams reader gets back must parse. Closure still comes first.
+func TestJSONStreamsTakeOnlyJSONRecords(t *testing.T) {
+	p := startOne(t)
+	ctx := context.Background()
+	js := domain.StreamConfig{ContentType: "application/json"}
+	_, _, err := p.svc.Create(ctx, "/j", js, recs("not json"), false)
+	streamErr(t, err, ports.ErrBadRequest)
+	if _, _, err := p.svc.Create(ctx, "/j", js, recs(`{"a":1}`), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"not json", "\"\xff\"", `1 2`} {
+		_, err := p.svc.Append(ctx, "/j", ports.AppendRequest{Records: recs(`"fine"`, body)})
+		streamErr(t, err, ports.ErrBadRequest)
+	}
+	_, _, err = p.svc.Fork(ctx, "/f", ports.ForkRequest{Source: "/j", Initial: recs("{")})
+	streamErr(t, err, ports.ErrBadRequest)
+	if got := fmt.Sprint(readAll(t, p, "/j")); got != `[{"a":1}]` {
+		t.Fatalf("stream holds %s after refused appends", got)
+	}
+	if _, err := p.svc.Append(ctx, "/j", ports.AppendRequest{Close: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.svc.Append(ctx, "/j", ports.AppendRequest{Records: recs("not json")})
+	streamErr(t, err, ports.ErrStreamClosed)
+}

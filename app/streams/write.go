@@ -16,6 +16,9 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	if cfg.ContentType == "" {
 		cfg.ContentType = domain.DefaultContentType
 	}
+	if err := checkRecords(cfg.ContentType, initial); err != nil {
+		return ports.StreamInfo{}, false, err
+	}
 	for range 3 { // a lost race for the name is settled by reading the winner
 		if st, err := s.touch(name); err == nil {
 			info, err := s.existing(ctx, st, cfg, close)
@@ -123,7 +126,11 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 	err = s.openAnd(ctx, st, func() (err error) {
 		if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
 			// A stream's content type never changes, so no gate is needed.
-			return s.typeMismatch(st, req.ContentType)
+			return s.closedFirst(st, ports.Errorf(ports.ErrStreamConflict,
+				"Content-Type %.100s does not match the stream's %s", req.ContentType, st.cfg.ContentType))
+		}
+		if err := checkRecords(st.cfg.ContentType, req.Records); err != nil {
+			return s.closedFirst(st, err)
 		}
 		res, err = s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
 			engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
@@ -208,9 +215,9 @@ func (s *Service) dropExpired(ctx context.Context, name string) error {
 	return err
 }
 
-// typeMismatch is the error of an append whose content type is not the
-// stream's: closure comes first.
-func (s *Service) typeMismatch(st stream, contentType string) error {
+// closedFirst is the error of an append refused for err, unless the stream
+// is closed: closure comes first.
+func (s *Service) closedFirst(st stream, err error) error {
 	if s.sealed(st.ID) {
 		next, err := s.cfg.Engine.Tail(st.ID)
 		if err != nil {
@@ -218,7 +225,23 @@ func (s *Service) typeMismatch(st stream, contentType string) error {
 		}
 		return &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed", Next: next, HasNext: true, Closed: true}
 	}
-	return ports.Errorf(ports.ErrStreamConflict, "Content-Type %.100s does not match the stream's %s", contentType, st.cfg.ContentType)
+	return err
+}
+
+// checkRecords refuses records a stream of contentType cannot hold (see
+// domain.ValidRecord), whichever protocol wrote them, before anything is
+// written: a Pico append to a JSON stream must not leave what a Durable
+// Streams reader cannot parse.
+func checkRecords(contentType string, records []domain.Record) error {
+	if !domain.IsJSON(contentType) {
+		return nil // any bytes: no need to ask per record
+	}
+	for i, r := range records {
+		if !domain.ValidRecord(contentType, r.Body) {
+			return ports.Errorf(ports.ErrBadRequest, "record %d is not one JSON value in UTF-8, as every record of a %s stream is", i, contentType)
+		}
+	}
+	return nil
 }
 
 func (s *Service) sealed(id uint64) bool {

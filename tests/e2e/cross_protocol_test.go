@@ -41,6 +41,8 @@ func TestCrossProtocolStreams(t *testing.T) {
 		send(t, "PUT", pico+"/x/json", hdr("Content-Type", "application/json"), nil).wantStatus(t, 201)
 		send(t, "POST", pico+"/x/json", hdr("Content-Type", "application/json"), []byte(`{"a":1}`)).wantStatus(t, 200)
 		send(t, "POST", pico+"/x/json", hdr("Content-Type", "application/json"), []byte(`[1,2]`)).wantStatus(t, 200)
+		// What a Durable Streams reader could not parse is refused.
+		send(t, "POST", pico+"/x/json", hdr("Content-Type", "application/json"), []byte(`{"a":`)).wantError(t, 400, "bad_request")
 		r := send(t, "GET", ds+"/x/json?offset=-1", nil, nil).wantStatus(t, 200).wantHeaders(t, "Stream-Next-Offset", dsOffset(2))
 		wantJSONEqual(t, r.body, `[{"a":1},[1,2]]`)
 	})

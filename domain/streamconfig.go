@@ -47,10 +47,16 @@ func IsJSON(contentType string) bool {
 
 // ValidRecord reports whether body may be a record of a stream of
 // contentType: any bytes, except that each record of a JSON stream is one
-// JSON value, in UTF-8 (json.Valid alone lets any bytes through inside
-// strings).
+// JSON value (ValidJSON).
 func ValidRecord(contentType string, body []byte) bool {
-	return !IsJSON(contentType) || json.Valid(body) && utf8.Valid(body)
+	return !IsJSON(contentType) || ValidJSON(body)
+}
+
+// ValidJSON reports whether b is one JSON value in UTF-8, as JSON exchanged
+// between systems must be (RFC 8259): json.Valid alone lets any bytes
+// through inside strings.
+func ValidJSON(b []byte) bool {
+	return json.Valid(b) && utf8.Valid(b)
 }
 
 // SameContentType reports whether two content types name the same media

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,11 +34,8 @@ func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Recor
 // top-level array (flattened one level only), or else the one value. Each
 // is stored compacted, so it fits on one line of an event stream.
 func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
-	if !json.Valid(body) {
-		return nil, badRequest("body is not valid JSON")
-	}
-	if !utf8.Valid(body) { // json.Valid lets any bytes through in strings
-		return nil, badRequest("body is not valid JSON: JSON is UTF-8 text")
+	if !domain.ValidJSON(body) {
+		return nil, badRequest("body is not valid JSON (UTF-8 text)")
 	}
 	body = bytes.TrimLeft(body, " \t\r\n")
 	// Compacting never grows JSON, so one buffer holds every message and

@@ -169,7 +169,7 @@ func writePage(c echo.Context, name, format string, res ports.ReadResult) error 
 	// Without a seq query the page depends on Last-Event-ID, so caches
 	// must key on it.
 	h.Set(echo.HeaderVary, headerLastEventID)
-	tag := pageETag(name, format, res.From, res.Next, closedAtTail)
+	tag := pageETag(name, format, res.ID, res.From, res.Next, closedAtTail)
 	h.Set("ETag", tag)
 	if headerval.ETagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
@@ -178,11 +178,15 @@ func writePage(c echo.Context, name, format string, res ports.ReadResult) error 
 	return c.Blob(http.StatusOK, mediaType, body)
 }
 
-// pageETag names a page's content: the same records in the same format.
-func pageETag(name, format string, from, next uint64, closed bool) string {
+// pageETag names a page's content: the same records of the same
+// incarnation of the stream (id: a stream deleted and made again under its
+// name is another), in the same format.
+func pageETag(name, format string, id, from, next uint64, closed bool) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	b.WriteString(base64.RawURLEncoding.EncodeToString([]byte(name + ":" + format)))
+	b.WriteByte(':')
+	b.WriteString(strconv.FormatUint(id, 10))
 	b.WriteByte(':')
 	b.WriteString(strconv.FormatUint(from, 10))
 	b.WriteByte(':')

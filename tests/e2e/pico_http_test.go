@@ -546,6 +546,14 @@ func testETag(t *testing.T, base string) {
 		t.Errorf("the page grew but kept ETag %s", tag)
 	}
 	wantBodies(t, "read after append", changed.records(t), 0, "a", "b", "c")
+
+	// Deleted and made again, the name holds other records at the same
+	// offsets: a page of the old stream must not revalidate.
+	send(t, "DELETE", u, nil, nil).wantStatus(t, 204)
+	mustCreate(t, u, "text/plain")
+	mustAppend(t, u, domain.BatchJSONContentType, textBatch("x", "y"))
+	again := send(t, "GET", u+"?seq=0", hdr("If-None-Match", tag), nil).wantStatus(t, 200)
+	wantBodies(t, "read after delete and create", again.records(t), 0, "x", "y")
 }
 
 func testLongPoll(t *testing.T, base string) {

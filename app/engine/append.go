@@ -129,7 +129,7 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 	}
 	switch {
 	case s.sealed && opts.Seal && len(records) == 0:
-		return AppendResult{First: s.next, Next: s.next}, nil, nil // closing again: idempotent
+		return s.acceptBare(p), nil, nil // closing again: idempotent
 	case s.sealed:
 		return AppendResult{First: s.next, Next: s.next}, nil, ErrSealed
 	case opts.MatchNext != nil && *opts.MatchNext != s.next:
@@ -139,7 +139,7 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 	}
 	s.sealed = opts.Seal
 	if len(records) == 0 {
-		return AppendResult{First: s.next, Next: s.next, TimestampMs: s.lastTs}, nil, nil
+		return s.acceptBare(p), nil, nil
 	}
 	now := e.cfg.Now().UnixMilli()
 	ts := max(now, s.lastTs) // monotonic per stream, even if the clock steps back
@@ -170,6 +170,20 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 		s.writerSeq = opts.WriterSeq
 	}
 	return res, done, nil
+}
+
+// acceptBare accepts a request without records (a close): its producer's
+// request counts like any other, so that the answer names its sequence, a
+// retry of it is a duplicate and a lower epoch is fenced. No frame carries
+// that state, so it lives in memory only, which is enough: a closed stream
+// takes no more records. The caller holds s's gate.
+func (s *stream) acceptBare(p *domain.ProducerStamp) AppendResult {
+	res := AppendResult{First: s.next, Next: s.next, TimestampMs: s.lastTs}
+	if p != nil {
+		res.ProducerSeq = p.Seq
+		s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: s.next, next: s.next}
+	}
+	return res
 }
 
 // writerSeqAbove reports whether an append's writer sequence may follow the

@@ -251,6 +251,33 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	}
 }
 
+// TestProducerBareClose: a producer's close without records is one of its
+// requests like any other: the answer names its sequence, and a retry of it
+// is a duplicate, not a gap.
+func TestProducerBareClose(t *testing.T) {
+	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
+	id := p.create(t, "/s")
+	ctx := context.Background()
+	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Epoch: 0, Seq: seq} }
+	for seq := range uint64(2) {
+		if _, err := p.engine.Append(ctx, id, records(fmt.Sprint(seq)), stamp(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Producer: stamp(2), Seal: true})
+	if err != nil || res.ProducerSeq != 2 || res.Duplicate {
+		t.Fatalf("bare close: %+v %v, want sequence 2 accepted", res, err)
+	}
+	res, err = p.engine.AppendWith(ctx, id, nil, AppendOptions{Producer: stamp(2), Seal: true})
+	if err != nil || !res.Duplicate || res.ProducerSeq != 2 || res.Next != 2 {
+		t.Fatalf("the close again: %+v %v, want a duplicate of sequence 2 at 2", res, err)
+	}
+	// The next sequence follows the close's: the stream is closed, not a gap.
+	if _, err := p.engine.Append(ctx, id, records("x"), stamp(3)); !errors.Is(err, ErrSealed) {
+		t.Fatalf("append after the close: %v, want ErrSealed", err)
+	}
+}
+
 func TestIdempotentProducer(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")

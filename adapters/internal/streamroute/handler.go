@@ -49,7 +49,9 @@ func onlyMethods(serve echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // StreamName is the path as the client sent it: names are opaque, so two
-// spellings of one decoded path are two streams.
+// spellings of one decoded path are two streams. A character that a path
+// must escape but arrived raw takes its %XX form (URL.EscapedPath), so
+// "/x|y" and "/x%7Cy" are one stream; the Pico OpenAPI text says so.
 func StreamName(r *http.Request) string {
 	name := r.URL.EscapedPath()
 	if name == "" {

@@ -109,8 +109,13 @@ func plainString(raw jsonRaw) ([]byte, bool) {
 // fields case-insensitively ("Body" would fill body); the careful path does
 // not, so the fast path takes only input where that cannot matter: every
 // key is plain ASCII without escapes, and none equals a field name in
-// another case. It scans strings by their quotes, so bodies are skipped.
+// another case. Nor may "records" come twice: encoding/json would decode
+// the second array into the first one's records, merging them, where the
+// careful path keeps the second alone (a header named "records" also
+// counts, and merely takes the careful path). It scans strings by their
+// quotes, so bodies are skipped.
 func keysAreExact(b []byte) bool {
+	records := 0
 	for i := 0; i < len(b); i++ {
 		if b[i] != '"' {
 			continue
@@ -119,8 +124,14 @@ func keysAreExact(b []byte) bool {
 		if end < 0 {
 			return false
 		}
-		if isKey(b, end+1) && !exactKey(b[i+1:end], plain) {
-			return false
+		if isKey(b, end+1) {
+			key := b[i+1 : end]
+			if string(key) == "records" {
+				records++
+			}
+			if !exactKey(key, plain) || records > 1 {
+				return false
+			}
 		}
 		i = end
 	}

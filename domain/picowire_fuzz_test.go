@@ -104,6 +104,7 @@ func FuzzDecodeJSONBatch(f *testing.F) {
 		`{"records":[{"body":"a","body_b64":"YQ=="}]}`, `{"records":[{"headers":{"a":1}}]}`,
 		`{"records":[{"headers":{"a":"1","a":"2"}}]}`, `{"records":[{"body":"\ud800"}]}`,
 		`{"records":[{"body_b64":"YQ"}]}`, `{"records":[{"body_b64":"YR=="}]}`, `{"records":[{}],"records":[{"body":"x"}]}`,
+		`{"records":[{"body":"x","headers":{"a":"1"}}],"records":[{"body":"y"}]}`,
 		"{\"records\":[{\"body\":\"\xff\"}]}", `{"records":[{},{},{},{},{},{},{},{},{}]}`} {
 		f.Add([]byte(s))
 	}

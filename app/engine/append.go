@@ -128,8 +128,8 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 		}
 	}
 	switch {
-	case s.sealed && opts.Seal && len(records) == 0:
-		return s.acceptBare(p), nil, nil // closing again: idempotent
+	case s.sealed && opts.Seal && len(records) == 0 && (opts.MatchNext == nil || *opts.MatchNext == s.next):
+		return s.acceptBare(p), nil, nil // closing again: idempotent, if its condition holds
 	case s.sealed:
 		return AppendResult{First: s.next, Next: s.next}, nil, ErrSealed
 	case opts.MatchNext != nil && *opts.MatchNext != s.next:

@@ -251,10 +251,11 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	}
 }
 
-// TestProducerBareClose: a producer's close without records is one of its
+// TestBareCloses: a producer's close without records is one of its
 // requests like any other: the answer names its sequence, and a retry of it
-// is a duplicate, not a gap.
-func TestProducerBareClose(t *testing.T) {
+// is a duplicate, not a gap. A conditional close of a closed stream is
+// idempotent only if its condition holds.
+func TestBareCloses(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
@@ -275,6 +276,14 @@ func TestProducerBareClose(t *testing.T) {
 	// The next sequence follows the close's: the stream is closed, not a gap.
 	if _, err := p.engine.Append(ctx, id, records("x"), stamp(3)); !errors.Is(err, ErrSealed) {
 		t.Fatalf("append after the close: %v, want ErrSealed", err)
+	}
+	// Closing again is idempotent only if its condition holds.
+	tail, other := uint64(2), uint64(7)
+	if _, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Seal: true, MatchNext: &tail}); err != nil {
+		t.Fatalf("close again at the tail: %v", err)
+	}
+	if _, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Seal: true, MatchNext: &other}); !errors.Is(err, ErrSealed) {
+		t.Fatalf("close again expecting another tail: %v, want ErrSealed", err)
 	}
 }
 

@@ -21,6 +21,7 @@
 # binary is built once with `go install` (a few minutes) into a cache:
 # $PICOMQ_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/picomq. Exported:
 #   PICOMQ_S3_ENDPOINT, PICOMQ_S3_ACCESS_KEY, PICOMQ_S3_SECRET_KEY
+#   PICOMQ_S3_PID      the server's process, for benchmarks' CPU figures (ours only)
 #   PICOMQ_REQUIRE_S3  1, so that S3 tests fail rather than skip
 #
 # The npm packages of tests/dsconformance are installed with `npm ci` (Node.js
@@ -156,6 +157,7 @@ start_versitygw() {
 	done
 	export PICOMQ_S3_ENDPOINT="http://127.0.0.1:$port"
 	export PICOMQ_S3_ACCESS_KEY=$access PICOMQ_S3_SECRET_KEY=$secret
+	export PICOMQ_S3_PID=$s3_pid # benchmarks measure its CPU time
 	log "versitygw ready at $PICOMQ_S3_ENDPOINT"
 }
 

@@ -30,8 +30,10 @@ import (
 // 64 concurrent appenders, each on its own stream: appends/s, per-request
 // p50/p99, the server process's CPU time per append, the ratio of the
 // throughputs and, for pico, appends per WAL PUT and a WAL PUT's mean
-// latency. An op is a millisecond of load on each server (-benchtime 5000x:
-// 5 s each, in five turns taken in rotation). All servers are driven by the
+// latency; for pico and the floor also the object store's CPU time per
+// append, when the test script started it (PICOMQ_S3_PID). An op is a
+// millisecond of load on each server (-benchtime 5000x: 5 s each, in five
+// turns taken in rotation). All servers are driven by the
 // same Go loop, so the client costs the same on every side; it uses
 // fasthttp, whose client needs about half the CPU of net/http's (reported
 // as client-cpu-µs/append), leaving more of the machine to the servers.
@@ -50,7 +52,7 @@ func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
 	bucket := s3test.URL(b)
 	picoProc := startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket)
-	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid, proc: picoProc}
+	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid, proc: picoProc, usesStore: true}
 	floor := startFloor(b, s3test.URL(b))
 	refProc := startRefServer(b)
 	ref := target{name: "ref", url: refProc.url, pid: refProc.pid}
@@ -129,6 +131,16 @@ type target struct {
 	url  string            // DS base URL
 	pid  int               // its process, whose CPU time is measured
 	proc *picoproc.Process // pico's, whose WAL counters are read; nil for the reference
+	// usesStore: it writes to the test object store, whose CPU time is
+	// then measured too, if the test script says which process it is.
+	usesStore bool
+}
+
+// storePID is the object store's process, as the test script exports it
+// (PICOMQ_S3_PID), or 0.
+func storePID() int {
+	pid, _ := strconv.Atoi(os.Getenv("PICOMQ_S3_PID"))
+	return pid
 }
 
 // loadResult is one server's side of a run.
@@ -138,6 +150,7 @@ type loadResult struct {
 	perPut    float64         // appends per WAL PUT (0: unknown)
 	putTime   time.Duration   // a WAL PUT's mean latency (0: unknown)
 	clientCPU time.Duration   // this process's (the load generator), per append
+	storeCPU  time.Duration   // the object store's, per append (0: unknown or not used)
 	latency   []time.Duration // of every append, sorted
 }
 
@@ -148,6 +161,9 @@ func (r loadResult) report(b *testing.B, who string) {
 	}
 	if r.clientCPU > 0 {
 		b.ReportMetric(float64(r.clientCPU.Nanoseconds())/1000, who+"-client-cpu-µs/append")
+	}
+	if r.storeCPU > 0 {
+		b.ReportMetric(float64(r.storeCPU.Nanoseconds())/1000, who+"-store-cpu-µs/append")
 	}
 	if r.perPut > 0 {
 		b.ReportMetric(r.perPut, who+"-appends/WAL-PUT")
@@ -184,13 +200,46 @@ type loadRun struct {
 	streams []string
 	body    []byte
 
-	appends        int
-	elapsed        time.Duration
-	cpu, clientCPU time.Duration
-	cpuUnknown     bool       // the server's CPU time could not be read
-	clientUnknown  bool       // nor this process's
-	wal            [3]float64 // WAL counters' growth (walCounters)
-	latency        []time.Duration
+	appends int
+	elapsed time.Duration
+	// CPU time of the server, of this process (the load generator), and of
+	// the object store when the server writes to it and its process is
+	// known.
+	cpu, clientCPU, storeCPU cpuMeter
+	wal                      [3]float64 // WAL counters' growth (walCounters)
+	latency                  []time.Duration
+}
+
+// cpuMeter adds up a process's CPU time over the slices of a run.
+type cpuMeter struct {
+	pid     int // 0: not measured
+	before  time.Duration
+	total   time.Duration
+	unknown bool // a reading failed
+}
+
+func (m *cpuMeter) start() {
+	if m.pid != 0 {
+		var ok bool
+		m.before, ok = processCPU(m.pid)
+		m.unknown = m.unknown || !ok
+	}
+}
+
+func (m *cpuMeter) stop() {
+	if m.pid != 0 {
+		after, ok := processCPU(m.pid)
+		m.total += after - m.before
+		m.unknown = m.unknown || !ok
+	}
+}
+
+// perAppend is the time per append of n, or 0 when it is not known.
+func (m *cpuMeter) perAppend(n int) time.Duration {
+	if m.pid == 0 || m.unknown || n == 0 {
+		return 0
+	}
+	return m.total / time.Duration(n)
 }
 
 // prepare creates one stream per appender on t and appends to each once.
@@ -198,7 +247,11 @@ type loadRun struct {
 func (t target) prepare(b *testing.B, appenders int) *loadRun {
 	b.StopTimer()
 	defer b.StartTimer()
-	r := &loadRun{t: t, client: t.client(appenders), body: bytes.Repeat([]byte("x"), 1024)}
+	r := &loadRun{t: t, client: t.client(appenders), body: bytes.Repeat([]byte("x"), 1024),
+		cpu: cpuMeter{pid: t.pid}, clientCPU: cpuMeter{pid: os.Getpid()}}
+	if t.usesStore {
+		r.storeCPU.pid = storePID()
+	}
 	b.Cleanup(r.client.CloseIdleConnections)
 	run := benchRun.Add(1)
 	r.streams = make([]string, appenders)
@@ -225,8 +278,10 @@ func (r *loadRun) run(b *testing.B, span time.Duration) {
 	latency := make([][]time.Duration, len(r.streams))
 	var wg sync.WaitGroup
 	walBefore := r.t.walCounters(b)
-	cpuBefore, cpuKnown := processCPU(r.t.pid)
-	clientBefore, clientKnown := processCPU(os.Getpid())
+	meters := []*cpuMeter{&r.cpu, &r.clientCPU, &r.storeCPU}
+	for _, m := range meters {
+		m.start()
+	}
 	start := time.Now()
 	for w, stream := range r.streams {
 		wg.Go(func() {
@@ -242,17 +297,14 @@ func (r *loadRun) run(b *testing.B, span time.Duration) {
 	}
 	wg.Wait()
 	r.elapsed += time.Since(start)
-	cpuAfter, cpuKnownAfter := processCPU(r.t.pid)
+	for _, m := range meters {
+		m.stop()
+	}
 	walAfter := r.t.walCounters(b)
-	clientAfter, clientKnownAfter := processCPU(os.Getpid())
 	for _, l := range latency {
 		r.appends += len(l)
 		r.latency = append(r.latency, l...)
 	}
-	r.cpu += cpuAfter - cpuBefore
-	r.clientCPU += clientAfter - clientBefore
-	r.cpuUnknown = r.cpuUnknown || !cpuKnown || !cpuKnownAfter
-	r.clientUnknown = r.clientUnknown || !clientKnown || !clientKnownAfter
 	for i := range r.wal {
 		r.wal[i] += walAfter[i] - walBefore[i]
 	}
@@ -278,13 +330,8 @@ func (r *loadRun) reconnect(b *testing.B) {
 // result sums up r's slices.
 func (r *loadRun) result() loadResult {
 	slices.Sort(r.latency)
-	res := loadResult{perSec: float64(r.appends) / r.elapsed.Seconds(), latency: r.latency}
-	if !r.cpuUnknown && r.appends > 0 {
-		res.cpu = r.cpu / time.Duration(r.appends)
-	}
-	if !r.clientUnknown && r.appends > 0 {
-		res.clientCPU = r.clientCPU / time.Duration(r.appends)
-	}
+	res := loadResult{perSec: float64(r.appends) / r.elapsed.Seconds(), latency: r.latency,
+		cpu: r.cpu.perAppend(r.appends), clientCPU: r.clientCPU.perAppend(r.appends), storeCPU: r.storeCPU.perAppend(r.appends)}
 	if puts := r.wal[0]; puts > 0 {
 		res.perPut = r.wal[1] / puts
 		res.putTime = time.Duration(r.wal[2] / puts * float64(time.Second))

@@ -61,5 +61,5 @@ func startFloor(b *testing.B, bucket string) target {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), floorBucketEnv+"="+bucket)
-	return target{name: "floor", url: startServer(b, cmd, floorLine), pid: cmd.Process.Pid}
+	return target{name: "floor", url: startServer(b, cmd, floorLine), pid: cmd.Process.Pid, usesStore: true}
 }

@@ -45,13 +45,6 @@ func IsJSON(contentType string) bool {
 	return strings.EqualFold(mediaType(contentType), "application/json")
 }
 
-// ValidRecord reports whether body may be a record of a stream of
-// contentType: any bytes, except that each record of a JSON stream is one
-// JSON value (ValidJSON).
-func ValidRecord(contentType string, body []byte) bool {
-	return !IsJSON(contentType) || ValidJSON(body)
-}
-
 // ValidJSON reports whether b is one JSON value in UTF-8, as JSON exchanged
 // between systems must be (RFC 8259): json.Valid alone lets any bytes
 // through inside strings.

@@ -165,23 +165,3 @@ func TestStreamConfigRoundTrip(t *testing.T) {
 		}
 	})
 }
-
-func TestValidRecord(t *testing.T) {
-	for _, tc := range []struct {
-		contentType, body string
-		want              bool
-	}{
-		{"application/octet-stream", "\xff anything", true},
-		{"text/plain", "not json", true},
-		{"application/json", `{"a":[1,"é"]}`, true},
-		{"Application/JSON; charset=utf-8", ` 42 `, true},
-		{"application/json", "not json", false},
-		{"application/json", `{"a":1} {"b":2}`, false}, // two values
-		{"application/json", "\"\xff\xfe\"", false},    // not UTF-8
-		{"application/json", "", false},
-	} {
-		if got := ValidRecord(tc.contentType, []byte(tc.body)); got != tc.want {
-			t.Errorf("ValidRecord(%q, %q) = %v, want %v", tc.contentType, tc.body, got, tc.want)
-		}
-	}
-}

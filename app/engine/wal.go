@@ -216,7 +216,10 @@ func (w *WAL) sealLocked() {
 			w.uploaders++
 			go w.uploadQueued(w.queue)
 		}
-	default: // more in flight than MaxInFlight (a seal forced by backpressure)
+	default:
+		// Not expected: bulks in flight never pass MaxInFlight, the
+		// queue's size. But a full queue must not block the seal, which
+		// holds the WAL's lock.
 		go w.upload(b)
 	}
 }

@@ -686,3 +686,29 @@ func TestJSONStreamsTakeOnlyJSONRecords(t *testing.T) {
 	_, err = p.svc.Append(ctx, "/j", ports.AppendRequest{Records: recs("not json")})
 	streamErr(t, err, ports.ErrStreamClosed)
 }
+
+// checkRecords takes any bytes for a stream that is not JSON, and for a
+// JSON stream (any case, any parameters) one JSON value in UTF-8 per record.
+func TestCheckRecords(t *testing.T) {
+	for _, tc := range []struct {
+		contentType, body string
+		want              bool
+	}{
+		{"application/octet-stream", "\xff anything", true},
+		{"text/plain", "not json", true},
+		{"application/json", `{"a":[1,"é"]}`, true},
+		{"Application/JSON; charset=utf-8", ` 42 `, true},
+		{"application/json", "not json", false},
+		{"application/json", `{"a":1} {"b":2}`, false}, // two values
+		{"application/json", "\"\xff\xfe\"", false},    // not UTF-8
+		{"application/json", "", false},
+	} {
+		err := checkRecords(tc.contentType, recs(tc.body))
+		if (err == nil) != tc.want {
+			t.Errorf("checkRecords(%q, %q) = %v, want ok %v", tc.contentType, tc.body, err, tc.want)
+		}
+		if err != nil && !errors.Is(err, ports.ErrBadRequest) {
+			t.Errorf("checkRecords(%q, %q) = %v, want a bad request", tc.contentType, tc.body, err)
+		}
+	}
+}

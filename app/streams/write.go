@@ -228,16 +228,17 @@ func (s *Service) closedFirst(st stream, err error) error {
 	return err
 }
 
-// checkRecords refuses records a stream of contentType cannot hold (see
-// domain.ValidRecord), whichever protocol wrote them, before anything is
-// written: a Pico append to a JSON stream must not leave what a Durable
-// Streams reader cannot parse.
+// checkRecords refuses records a stream of contentType cannot hold,
+// whichever protocol wrote them, before anything is written: any bytes,
+// except that each record of a JSON stream is one JSON value in UTF-8
+// (domain.ValidJSON), so that a Pico append to a JSON stream leaves nothing
+// a Durable Streams reader cannot parse.
 func checkRecords(contentType string, records []domain.Record) error {
 	if !domain.IsJSON(contentType) {
-		return nil // any bytes: no need to ask per record
+		return nil
 	}
 	for i, r := range records {
-		if !domain.ValidRecord(contentType, r.Body) {
+		if !domain.ValidJSON(r.Body) {
 			return ports.Errorf(ports.ErrBadRequest, "record %d is not one JSON value in UTF-8, as every record of a %s stream is", i, contentType)
 		}
 	}

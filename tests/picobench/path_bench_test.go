@@ -24,9 +24,9 @@ import (
 // floor) in one run: 1 KiB appends from 64 appenders, each on its own
 // stream, go straight to the handler, and the WAL's PUTs (and data
 // objects) are dropped after a pause like a PUT's, so that bulks group
-// about as many appends as on a real store. It reports this process's CPU time and allocations per
-// append; pico's minus the floor's is what the protocol, the stream service
-// and the engine cost.
+// about as many appends as on a real store. It reports this process's CPU
+// time and allocations per append; pico's minus the floor's is what the
+// protocol, the stream service and the engine cost.
 func BenchmarkDSAppendPath(b *testing.B) {
 	const appenders = 64
 	sides := []struct {

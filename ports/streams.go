@@ -121,6 +121,11 @@ type AppendResult struct {
 	// ProducerSeq echoes the producer's last accepted sequence.
 	ProducerSeq uint64
 	Closed      bool
+	// NotTheClose: a Duplicate on a closed stream that repeats a request
+	// other than the one that closed it, which the Durable Streams protocol
+	// refuses as closed. False whenever the node does not know which
+	// request closed the stream (it closed before the node opened it).
+	NotTheClose bool
 }
 
 // ReadResult is a page of records.

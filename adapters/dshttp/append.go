@@ -1,6 +1,7 @@
 package dshttp
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -93,8 +94,15 @@ func (s *server) explainBody(c echo.Context, name, contentType string, err error
 // server and the client about a microsecond.
 func (s *server) writeAppend(c echo.Context, name string, req ports.AppendRequest) error {
 	res, err := s.streams.Append(c.Request().Context(), name, req)
-	if err != nil {
+	switch {
+	case errors.Is(err, ports.ErrProducerFenced) || errors.Is(err, ports.ErrProducerGap):
+		return s.closedFirst(c, name, err)
+	case err != nil:
 		return err
+	case res.NotTheClose:
+		// The stream may since have been deleted and made again: then
+		// the duplicate still answers for the closed one.
+		return s.closedFirst(c, name, closedError(res.Next))
 	}
 	h := c.Response().Header()
 	headerval.Put(h, keyNextOffset, formatOffset(res.Next))
@@ -112,6 +120,21 @@ func (s *server) writeAppend(c echo.Context, name string, req ports.AppendReques
 }
 
 var closedTrue = headerval.Shared("true")
+
+// closedFirst answers a producer's request on a stream that may be closed:
+// the protocol refuses any request on a closed stream but the retry of the
+// one that closed it, before it checks the producer (§5.2.1). err is the
+// answer if the stream is open.
+func (s *server) closedFirst(c echo.Context, name string, err error) error {
+	info, herr := s.streams.Head(c.Request().Context(), name)
+	switch {
+	case herr != nil:
+		return herr
+	case info.Closed:
+		return closedError(info.Next)
+	}
+	return err
+}
 
 // acceptedSeq is the producer's last accepted sequence after res: the
 // request's own when it was accepted, the earlier one on a duplicate.

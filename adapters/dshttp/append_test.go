@@ -223,12 +223,28 @@ func TestProducerClose(t *testing.T) {
 	if got := h.fake.Records("/s"); len(got) != 2 || string(got[1].Body) != "b" {
 		t.Errorf("records %v", got)
 	}
-	// Any other tuple: closed.
-	rec = h.producer("p", "0", "2", "c")
-	handlertest.WantStatus(t, rec, http.StatusConflict)
-	handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(2))
-	rec = h.producer("q", "0", "0", "c")
-	handlertest.WantStatus(t, rec, http.StatusConflict)
+	// Any other tuple: closed, before the producer checks (§5.2.1): the
+	// retry of an earlier request, a gap, a stale epoch, a new producer.
+	for _, tuple := range [][3]string{{"p", "0", "2"}, {"p", "0", "0"}, {"p", "0", "5"}, {"q", "0", "0"}} {
+		rec = h.producer(tuple[0], tuple[1], tuple[2], "c")
+		handlertest.WantStatus(t, rec, http.StatusConflict)
+		handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(2))
+	}
+}
+
+// TestProducerRetryAfterAnotherClose: once a request without a producer
+// closed the stream, no producer retry is its close.
+func TestProducerRetryAfterAnotherClose(t *testing.T) {
+	h := newHarness(t)
+	h.create("/s", "Content-Type", "text/plain")
+	handlertest.WantStatus(t, h.producer("p", "1", "0", "a"), http.StatusOK)
+	handlertest.WantStatus(t, h.producer("p", "1", "0", "a"), http.StatusNoContent) // open: a duplicate
+	h.closeStream("/s")
+	for _, tuple := range [][3]string{{"p", "1", "0"}, {"p", "0", "0"}, {"p", "1", "7"}} {
+		rec := h.producer(tuple[0], tuple[1], tuple[2], "a")
+		handlertest.WantStatus(t, rec, http.StatusConflict)
+		handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
+	}
 }
 
 // TestProducerCloseOnly: a close without data is validated like an append

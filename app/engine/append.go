@@ -17,6 +17,24 @@ type AppendResult struct {
 	Duplicate bool
 	// ProducerSeq is the producer's last accepted sequence (with a stamp).
 	ProducerSeq uint64
+	// NotTheClose: a Duplicate on a sealed stream that repeats a request
+	// other than the one that sealed it. Known only for a seal this process
+	// decided: after a restart or a handoff every duplicate has it false.
+	NotTheClose bool
+}
+
+// closer is the request that sealed a stream: known once this process has
+// decided the seal; producer is nil for a request without one. It lives in
+// memory only, so a process that opens a sealed stream does not know it.
+type closer struct {
+	known    bool
+	producer *domain.ProducerStamp
+}
+
+// repeatedBy reports whether p, a duplicate's stamp, is the sealing
+// request's own.
+func (c closer) repeatedBy(p *domain.ProducerStamp) bool {
+	return c.producer != nil && *c.producer == *p
 }
 
 // ProducerError is a refused producer stamp; Kind is ErrProducerGap or
@@ -124,6 +142,7 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 	p := opts.Producer
 	if p != nil {
 		if res, dup, err := s.checkProducer(p); dup || err != nil {
+			res.NotTheClose = dup && s.sealed && s.closer.known && !s.closer.repeatedBy(p)
 			return res, nil, err
 		}
 	}
@@ -138,6 +157,13 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 		return AppendResult{First: s.next, Next: s.next}, nil, &WriterSeqError{Last: s.writerSeq}
 	}
 	s.sealed = opts.Seal
+	if opts.Seal {
+		s.closer = closer{known: true}
+		if p != nil {
+			stamp := *p
+			s.closer.producer = &stamp
+		}
+	}
 	if len(records) == 0 {
 		return s.acceptBare(p), nil, nil
 	}

@@ -287,6 +287,52 @@ func TestBareCloses(t *testing.T) {
 	}
 }
 
+// TestDuplicatesNameTheClose: on a sealed stream, a duplicate says whether
+// it repeats the request that sealed it, while this process knows which
+// that was; one that opens the stream later does not, and says no.
+func TestDuplicatesNameTheClose(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	p := startProcess(t, log, store, 1, 1)
+	ctx := context.Background()
+	stamp := func(id string, seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: id, Seq: seq} }
+	repeat := func(p *process, id uint64, s *domain.ProducerStamp, seal bool) AppendResult {
+		t.Helper()
+		res, err := p.engine.AppendWith(ctx, id, records("x"), AppendOptions{Producer: s, Seal: seal})
+		if err != nil || !res.Duplicate {
+			t.Fatalf("repeat of %+v: %+v %v, want a duplicate", *s, res, err)
+		}
+		return res
+	}
+	byProducer, byOther := p.create(t, "/by-producer"), p.create(t, "/by-other")
+	for _, id := range []uint64{byProducer, byOther} {
+		if _, err := p.engine.Append(ctx, id, records("a"), stamp("p", 0)); err != nil {
+			t.Fatal(err)
+		}
+		if res := repeat(p, id, stamp("p", 0), false); res.NotTheClose {
+			t.Fatalf("a duplicate on an open stream: %+v", res)
+		}
+	}
+	if _, err := p.engine.AppendWith(ctx, byProducer, records("b"), AppendOptions{Producer: stamp("p", 1), Seal: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.engine.AppendWith(ctx, byOther, nil, AppendOptions{Seal: true}); err != nil {
+		t.Fatal(err)
+	}
+	if res := repeat(p, byProducer, stamp("p", 1), true); res.NotTheClose {
+		t.Fatalf("the close repeated: %+v, want it named the close", res)
+	}
+	for _, id := range []uint64{byProducer, byOther} {
+		if res := repeat(p, id, stamp("p", 0), false); !res.NotTheClose {
+			t.Fatalf("stream %d: an earlier request repeated: %+v, want NotTheClose", id, res)
+		}
+	}
+	next := takeOver(t, log, store, 1, 2, p)
+	next.mustOpen(t, byOther)
+	if res := repeat(next, byOther, stamp("p", 0), false); res.NotTheClose {
+		t.Fatalf("after a restart: %+v, want the close unknown", res)
+	}
+}
+
 func TestIdempotentProducer(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")

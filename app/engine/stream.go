@@ -23,8 +23,11 @@ type stream struct {
 	// sealClosed: a close recorded the seal with the stream's close, before
 	// the sealing append could (sealUnrecorded); set under gate.
 	sealClosed bool
-	producers  map[string]producerState
-	writerSeq  string // the last accepted writer sequence, "" for none
+	// closer is the request that sealed the stream, if this process
+	// decided the seal; set under gate.
+	closer    closer
+	producers map[string]producerState
+	writerSeq string // the last accepted writer sequence, "" for none
 
 	mu        sync.Mutex
 	base      uint64          // offset of records[0]

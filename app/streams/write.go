@@ -140,7 +140,7 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 		return ports.AppendResult{}, appendError(err, req, res)
 	}
 	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
-		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close}
+		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close, NotTheClose: res.NotTheClose}
 	if res.Duplicate {
 		out.Closed = s.sealed(st.ID)
 	}

@@ -39,6 +39,7 @@ type stream struct {
 	start     uint64
 	records   []domain.Record // records[i] has offset i; below start are dropped
 	closed    bool
+	closer    *domain.ProducerStamp // the stamp of the request that closed it, if it had one
 	created   int64
 	producers map[string]*producer
 	writerSeq string

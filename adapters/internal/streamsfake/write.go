@@ -97,7 +97,9 @@ func (f *Streams) write(st *stream, req ports.AppendRequest) ports.AppendResult 
 		st.records = append(st.records, r)
 	}
 	res.Next = st.next()
-	st.closed = st.closed || req.Close
+	if req.Close && !st.closed {
+		st.closed, st.closer = true, req.Producer
+	}
 	res.Closed = st.closed
 	if p := req.Producer; p != nil {
 		st.producers[p.ID] = &producer{epoch: p.Epoch, seq: p.Seq, first: res.First, next: res.Next}
@@ -123,7 +125,8 @@ func (st *stream) checkProducer(p *domain.ProducerStamp) (ports.AppendResult, bo
 		err.ProducerEpoch = last.epoch
 		return ports.AppendResult{}, false, err
 	case p.Seq <= last.seq:
-		return ports.AppendResult{First: last.first, Next: last.next, Duplicate: true, ProducerSeq: last.seq, Closed: st.closed}, true, nil
+		return ports.AppendResult{First: last.first, Next: last.next, Duplicate: true, ProducerSeq: last.seq, Closed: st.closed,
+			NotTheClose: st.closed && (st.closer == nil || *st.closer != *p)}, true, nil
 	case p.Seq != last.seq+1:
 		err := ports.Errorf(ports.ErrProducerGap, "producer sequence gap: expected %d, got %d", last.seq+1, p.Seq)
 		err.ExpectedSeq, err.ReceivedSeq = last.seq+1, p.Seq

@@ -12,14 +12,18 @@
 # PICOMQ_FS_SIZE sets the image's size (default 16G; only what is written
 # takes disk space). The mount and the image are removed on exit.
 #
-# Why: on ext4 without a journal, ext4 passes over every inode freed in the
-# last minutes, one by one, each time it makes a file. versitygw keeps one
-# file per object, and pico deletes its WAL objects as fast as it writes
-# them, so there every PUT of a benchmark pays for the deletions before it
-# (about 15% of versitygw's CPU in a long run). A store that never deletes,
-# and the reference server, which appends to files it keeps, do not pay it.
-# Without a journal, fsync is also cheaper than on a usual server disk. On
-# one journaled file system, both servers' stores meet the disk a
+# Why: a machine's root file system may be ext4 without a journal, which
+# servers' disks seldom are, and it changes both sides of a benchmark.
+# - fsync costs less: the Node reference server, which fsyncs every append,
+#   made 1,200-1,430 appends/s on such a root and 730-1,040/s on a
+#   journaled ext4 of the same machine (BenchmarkVersusReference, 64
+#   appenders).
+# - Each new file costs a pass over the inodes freed in the last minutes,
+#   one by one. versitygw keeps one file per object and pico deletes its WAL
+#   objects as fast as it writes them, so every PUT pays for the deletions
+#   before it (15% of versitygw's CPU in a 20 s pico bench). A raw PUT pays
+#   it too, which makes a lone append look cheaper beside one.
+# On one journaled file system, both servers' stores meet the disk a
 # deployment would give them. Plain tests/run.sh uses the machine's own
 # temporary directory, whatever it is.
 set -euo pipefail

@@ -250,10 +250,14 @@ func TestFencedProcessReleasesTheLease(t *testing.T) {
 
 // Two processes started with one node id at different addresses: the
 // fenced one says so, naming the other's address, instead of blaming a
-// silence.
+// silence. The first one's beats are not recorded, so the second's start
+// cannot see it alive (checkIDFree) and registers; had a beat been
+// recorded before that start, the start would be refused instead.
 func TestFenceCauseNamesASharedNodeID(t *testing.T) {
 	c := newFailoverCluster(t)
-	first := c.start(1, nil, c.log.Heartbeats())
+	unseen := newDroppingBeats(c.log.Heartbeats())
+	unseen.fail(true)
+	first := c.start(1, nil, unseen)
 	c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.Address = "elsewhere:4437" })
 	if !fencedWithin(first, 20*testFailoverAfter) {
 		t.Fatal("the first process was not fenced by the second registration")

@@ -74,12 +74,10 @@ func (s *server) explain(c echo.Context, name string, err error) error {
 // missing or closed stream, or one of another content type, comes before
 // the fault of the body or of the headers checked after it.
 func (s *server) explainBody(c echo.Context, name, contentType string, err error) error {
-	info, herr := s.streams.Head(c.Request().Context(), name)
+	info, ferr := s.missingOrClosed(c, name)
 	switch {
-	case herr != nil:
-		return herr
-	case info.Closed:
-		return closedError(info.Next)
+	case ferr != nil:
+		return ferr
 	case !domain.SameContentType(contentType, contentTypeOf(info.Config)):
 		return statusError(http.StatusConflict, "Content-Type %s does not match the stream's %s", headerval.Clip(contentType), headerval.Clip(contentTypeOf(info.Config)))
 	}
@@ -126,14 +124,20 @@ var closedTrue = headerval.Shared("true")
 // one that closed it, before it checks the producer (§5.2.1). err is the
 // answer if the stream is open.
 func (s *server) closedFirst(c echo.Context, name string, err error) error {
-	info, herr := s.streams.Head(c.Request().Context(), name)
-	switch {
-	case herr != nil:
-		return herr
-	case info.Closed:
-		return closedError(info.Next)
+	if _, ferr := s.missingOrClosed(c, name); ferr != nil {
+		return ferr
 	}
 	return err
+}
+
+// missingOrClosed looks up the stream of a refused request: if it is
+// missing or closed, that is the answer, before any fault of the request.
+func (s *server) missingOrClosed(c echo.Context, name string) (ports.StreamInfo, error) {
+	info, err := s.streams.Head(c.Request().Context(), name)
+	if err == nil && info.Closed {
+		err = closedError(info.Next)
+	}
+	return info, err
 }
 
 // acceptedSeq is the producer's last accepted sequence after res: the

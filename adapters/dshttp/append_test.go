@@ -225,10 +225,17 @@ func TestProducerClose(t *testing.T) {
 	}
 	// Any other tuple: closed, before the producer checks (§5.2.1): the
 	// retry of an earlier request, a gap, a stale epoch, a new producer.
-	for _, tuple := range [][3]string{{"p", "0", "2"}, {"p", "0", "0"}, {"p", "0", "5"}, {"q", "0", "0"}} {
-		rec = h.producer(tuple[0], tuple[1], tuple[2], "c")
-		handlertest.WantStatus(t, rec, http.StatusConflict)
-		handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(2))
+	h.wantClosedFor(2, [3]string{"p", "0", "2"}, [3]string{"p", "0", "0"}, [3]string{"p", "0", "5"}, [3]string{"q", "0", "0"})
+}
+
+// wantClosedFor checks that each producer tuple (id, epoch, seq) appending
+// to the closed stream /s gets 409 closed at offset next.
+func (h *harness) wantClosedFor(next uint64, tuples ...[3]string) {
+	h.t.Helper()
+	for _, tuple := range tuples {
+		rec := h.producer(tuple[0], tuple[1], tuple[2], "c")
+		handlertest.WantStatus(h.t, rec, http.StatusConflict)
+		handlertest.WantHeaders(h.t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(next))
 	}
 }
 
@@ -240,11 +247,7 @@ func TestProducerRetryAfterAnotherClose(t *testing.T) {
 	handlertest.WantStatus(t, h.producer("p", "1", "0", "a"), http.StatusOK)
 	handlertest.WantStatus(t, h.producer("p", "1", "0", "a"), http.StatusNoContent) // open: a duplicate
 	h.closeStream("/s")
-	for _, tuple := range [][3]string{{"p", "1", "0"}, {"p", "0", "0"}, {"p", "1", "7"}} {
-		rec := h.producer(tuple[0], tuple[1], tuple[2], "a")
-		handlertest.WantStatus(t, rec, http.StatusConflict)
-		handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(1))
-	}
+	h.wantClosedFor(1, [3]string{"p", "1", "0"}, [3]string{"p", "0", "0"}, [3]string{"p", "1", "7"})
 }
 
 // TestProducerCloseOnly: a close without data is validated like an append

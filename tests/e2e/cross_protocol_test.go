@@ -14,16 +14,23 @@ import (
 
 var dsLine = regexp.MustCompile(`ds on (http://\S+)`)
 
-// TestCrossProtocolStreams writes through one protocol and reads through
-// the other, on one node serving Pico and Durable Streams side by side:
-// the same records, byte for byte, at the same offsets.
-func TestCrossProtocolStreams(t *testing.T) {
+// startBothProtocols starts a node serving Pico on its main listener and
+// Durable Streams beside it, and returns both base URLs.
+func startBothProtocols(t *testing.T) (pico, ds string) {
+	t.Helper()
 	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
 	m := dsLine.FindStringSubmatch(n.Stdout.String())
 	if m == nil {
 		t.Fatalf("no ds listener in the banner:\n%s", n.Stdout)
 	}
-	pico, ds := n.URL, m[1]
+	return n.URL, m[1]
+}
+
+// TestCrossProtocolStreams writes through one protocol and reads through
+// the other, on one node serving Pico and Durable Streams side by side:
+// the same records, byte for byte, at the same offsets.
+func TestCrossProtocolStreams(t *testing.T) {
+	pico, ds := startBothProtocols(t)
 	allBytes := make([]byte, 256)
 	for i := range allBytes {
 		allBytes[i] = byte(i)

@@ -7,12 +7,7 @@ import "testing"
 // request that closed the stream (§5.2.1), while Pico judges the producer
 // first and acknowledges the same repeat as a duplicate.
 func TestDSClosedStreamAnswersOnlyItsCloser(t *testing.T) {
-	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
-	m := dsLine.FindStringSubmatch(n.Stdout.String())
-	if m == nil {
-		t.Fatalf("no ds listener in the banner:\n%s", n.Stdout)
-	}
-	pico, ds := n.URL, m[1]
+	pico, ds := startBothProtocols(t)
 	producer := func(seq string, more ...string) map[string][]string {
 		return hdr(append([]string{"Content-Type", "text/plain", "Producer-Id", "p", "Producer-Epoch", "0", "Producer-Seq", seq}, more...)...)
 	}

@@ -77,7 +77,9 @@ func (s *State) dispatch(c Command) Result {
 	case *FenceNode:
 		return s.fenceNode(c)
 	case *SealStream:
-		return s.sealStream(c)
+		return s.sealStream(c.By, c.Stream, c.Epoch, Closer{})
+	case *SealStreamBy:
+		return s.sealStream(c.By, c.Stream, c.Epoch, Closer{Known: true, Producer: c.Closer})
 	case *CreateFork:
 		return s.createFork(c)
 	case *RecoveredStream:
@@ -127,6 +129,8 @@ func proposerOf(c Command) Proposer {
 	case *FenceNode:
 		return c.By
 	case *SealStream:
+		return c.By
+	case *SealStreamBy:
 		return c.By
 	case *CreateFork:
 		return c.By

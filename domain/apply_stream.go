@@ -114,18 +114,20 @@ func (s *State) closeStream(c *CloseStream) Result {
 	return ok(c.Epoch)
 }
 
-func (s *State) sealStream(c *SealStream) Result {
-	old, r, allowed := s.writable(c.Stream, c.Epoch, c.By)
+// sealStream applies SealStream and SealStreamBy; a redundant seal keeps
+// the first one's closer.
+func (s *State) sealStream(by Proposer, stream, epoch uint64, closer Closer) Result {
+	old, r, allowed := s.writable(stream, epoch, by)
 	switch {
 	case !allowed:
 		return r
 	case old.Sealed:
-		return redundant(c.Epoch)
+		return redundant(epoch)
 	}
 	st := *old
-	st.Sealed = true
+	st.Sealed, st.Closer = true, closer
 	s.streams = s.streams.Set(st.ID, &st)
-	return ok(c.Epoch)
+	return ok(epoch)
 }
 
 func (s *State) recoveredStream(c *RecoveredStream) Result {

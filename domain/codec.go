@@ -118,6 +118,8 @@ func newCommand(c Code) Command {
 		return &CreateFork{}
 	case CodeRecoveredStream:
 		return &RecoveredStream{}
+	case CodeSealStreamBy:
+		return &SealStreamBy{}
 	}
 	return nil
 }
@@ -144,6 +146,17 @@ func (e *encoder) bytes(b []byte)      { e.uvarint(uint64(len(b))); e.buf = appe
 func (e *encoder) str(s string)        { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
 func (e *encoder) node(n NodeID)       { e.uvarint(uint64(n)) }
 func (e *encoder) proposer(p Proposer) { e.node(p.Node); e.uvarint(p.Epoch) }
+
+// stamp encodes an optional producer stamp: whether there is one, then it.
+func (e *encoder) stamp(p *ProducerStamp) {
+	e.boolean(p != nil)
+	if p != nil {
+		e.str(p.ID)
+		e.uvarint(p.Epoch)
+		e.uvarint(p.Seq)
+	}
+}
+
 func (e *encoder) boolean(b bool) {
 	if b {
 		e.u8(1)
@@ -222,6 +235,13 @@ func (d *decoder) node() NodeID { return NodeID(d.u32()) }
 
 func (d *decoder) proposer() Proposer {
 	return Proposer{Node: d.node(), Epoch: d.uvarint()}
+}
+
+func (d *decoder) stamp() *ProducerStamp {
+	if !d.boolean() {
+		return nil
+	}
+	return &ProducerStamp{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint()}
 }
 
 func (d *decoder) boolean() bool {

@@ -55,6 +55,16 @@ func (c *CloseStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStrea
 func (c *SealStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *SealStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 
+func (c *SealStreamBy) encode(e *encoder) {
+	encodeStreamEpoch(e, c.By, c.Stream, c.Epoch)
+	e.stamp(c.Closer)
+}
+
+func (c *SealStreamBy) decode(d *decoder) {
+	c.By, c.Stream, c.Epoch = decodeStreamEpoch(d)
+	c.Closer = d.stamp()
+}
+
 func (c *RecoveredStream) encode(e *encoder) { encodeStreamEpoch(e, c.By, c.Stream, c.Epoch) }
 func (c *RecoveredStream) decode(d *decoder) { c.By, c.Stream, c.Epoch = decodeStreamEpoch(d) }
 

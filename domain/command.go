@@ -29,6 +29,7 @@ const (
 	CodeSealStream         Code = 21
 	CodeCreateFork         Code = 22
 	CodeRecoveredStream    Code = 23
+	CodeSealStreamBy       Code = 24
 )
 
 // Command is one metadata change. Every command carries all the inputs Apply
@@ -122,6 +123,17 @@ type SealStream struct {
 	By     Proposer
 	Stream uint64
 	Epoch  uint64
+}
+
+// SealStreamBy is SealStream naming the request that sealed the stream, so
+// that whoever writes the stream later can tell a retry of that request
+// from a retry of an earlier one: Closer is its producer stamp, nil for a
+// request without one. A seal recorded by SealStream names no request.
+type SealStreamBy struct {
+	By     Proposer
+	Stream uint64
+	Epoch  uint64
+	Closer *ProducerStamp
 }
 
 // RecoveredStream records that the stream's writer at Epoch has made every
@@ -312,3 +324,4 @@ func (FenceNode) Code() Code          { return CodeFenceNode }
 func (SealStream) Code() Code         { return CodeSealStream }
 func (CreateFork) Code() Code         { return CodeCreateFork }
 func (RecoveredStream) Code() Code    { return CodeRecoveredStream }
+func (SealStreamBy) Code() Code       { return CodeSealStreamBy }

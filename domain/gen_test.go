@@ -55,6 +55,14 @@ func (g gen) pick(xs []string) string    { return xs[g.intn(len(xs))] }
 func (g gen) proposer() Proposer         { return Proposer{Node: g.node(), Epoch: g.epoch()} }
 func (g gen) pickID(ids []uint64) uint64 { return ids[g.intn(len(ids))] }
 
+// stamp is a producer stamp, or none.
+func (g gen) stamp() *ProducerStamp {
+	if g.pct(30) {
+		return nil
+	}
+	return &ProducerStamp{ID: g.pick(genKeys), Epoch: g.u64(3), Seq: g.u64(5)}
+}
+
 // blob returns nil (never an empty slice, as the decoder does) or 1..4 bytes.
 func (g gen) blob() []byte {
 	n := g.intn(5)
@@ -149,6 +157,8 @@ func (g gen) command(c Code) Command {
 		return &DeleteKVIf{By: g.proposer(), Space: g.space(), Key: g.pick(genKeys), IfRev: g.u64(12)}
 	case CodeSealStream:
 		return &SealStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
+	case CodeSealStreamBy:
+		return &SealStreamBy{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Closer: g.stamp()}
 	case CodeRecoveredStream:
 		return &RecoveredStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
 	case CodeFenceNode:

@@ -94,6 +94,9 @@ func (s *State) checkStream(id uint64, st *Stream) error {
 	if st.Open && (st.Owner == 0 || st.Epoch == 0) {
 		return fmt.Errorf("stream %d is open without an owner or epoch", id)
 	}
+	if st.Closer.Known && !st.Sealed {
+		return fmt.Errorf("stream %d names the request that sealed it but is not sealed", id)
+	}
 	if _, ok := s.Node(st.TransferTo); st.TransferTo != 0 && !ok {
 		return fmt.Errorf("stream %d transfers to unregistered node %d", id, st.TransferTo)
 	}

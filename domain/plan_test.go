@@ -185,6 +185,8 @@ func (p *planner) streamCommand(c Code) Command {
 		return &CloseStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
 	case CodeSealStream:
 		return &SealStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
+	case CodeSealStreamBy:
+		return &SealStreamBy{By: by, Stream: st.ID, Epoch: p.epochOf(st), Closer: p.stamp()}
 	case CodeRecoveredStream:
 		return &RecoveredStream{By: by, Stream: st.ID, Epoch: p.epochOf(st)}
 	case CodeSetStreamMeta:

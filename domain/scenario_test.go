@@ -140,7 +140,43 @@ func TestNodeScenarios(t *testing.T) {
 }
 
 func TestStreamScenarios(t *testing.T) {
+	closer := func(t *testing.T, s *State, id uint64, want Closer) {
+		t.Helper()
+		st := stream(t, s, id)
+		if !st.Sealed || st.Closer.Known != want.Known || (st.Closer.Producer == nil) != (want.Producer == nil) ||
+			want.Producer != nil && *st.Closer.Producer != *want.Producer {
+			t.Errorf("stream %d: sealed=%v closer %+v, want sealed by %+v", id, st.Sealed, st.Closer, want)
+		}
+	}
+	stamp := &ProducerStamp{ID: "p", Epoch: 2, Seq: 7}
 	runScenarios(t, []scenario{
+		{"a seal names the request that made it", []step{
+			expectCode(reg(1, 1), ResultOK),
+			expectVal(create(p1, "/by-producer", true), ResultOK, 1),
+			expectVal(create(p1, "/by-other", true), ResultOK, 2),
+			expectVal(create(p1, "/unnamed", true), ResultOK, 3),
+			expectCode(&SealStreamBy{By: p1, Stream: 1, Epoch: 0, Closer: stamp}, ResultStaleEpoch),
+			expectVal(&SealStreamBy{By: p1, Stream: 1, Epoch: 1, Closer: stamp}, ResultOK, 1),
+			expectVal(&SealStreamBy{By: p1, Stream: 1, Epoch: 1}, ResultRedundant, 1), // the first seal's request stays
+			expectVal(&SealStreamBy{By: p1, Stream: 2, Epoch: 1}, ResultOK, 1),
+			expectVal(&SealStream{By: p1, Stream: 3, Epoch: 1}, ResultOK, 1),
+			inspect(func(t *testing.T, s *State) {
+				closer(t, s, 1, Closer{Known: true, Producer: stamp})
+				closer(t, s, 2, Closer{Known: true})
+				closer(t, s, 3, Closer{})
+				if !stream(t, s, 1).Closer.RepeatedBy(&ProducerStamp{ID: "p", Epoch: 2, Seq: 7}) ||
+					stream(t, s, 1).Closer.RepeatedBy(&ProducerStamp{ID: "p", Epoch: 2, Seq: 6}) {
+					t.Error("RepeatedBy does not compare the stamp")
+				}
+				got, err := DecodeState(EncodeState(s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				closer(t, &got, 1, Closer{Known: true, Producer: stamp})
+				closer(t, &got, 2, Closer{Known: true})
+				closer(t, &got, 3, Closer{})
+			}),
+		}},
 		{"create open close reopen", []step{
 			expectCode(reg(1, 1), ResultOK),
 			expectCode(reg(2, 1), ResultOK),

@@ -8,7 +8,7 @@ import (
 )
 
 // SnapshotVersion is the version byte that starts an encoded State.
-const SnapshotVersion = 4
+const SnapshotVersion = 5
 
 // EncodeState encodes the whole state deterministically (maps in key order),
 // so equal states encode to equal bytes on every replica.
@@ -76,6 +76,10 @@ func encodeStream(e *encoder, st *Stream) {
 	e.uvarint(st.Start)
 	e.uvarint(st.End)
 	encodeMap(e, st.Objects, func(start, id uint64) { e.uvarint(start); e.uvarint(id) })
+	e.boolean(st.Closer.Known)
+	if st.Closer.Known {
+		e.stamp(st.Closer.Producer)
+	}
 }
 
 // Hash returns the SHA-256 of the state's encoding: equal hashes mean
@@ -133,7 +137,7 @@ func decodeMap[K cmp.Ordered, V any](d *decoder, minSize int, fn func() (K, V)) 
 }
 
 // decodeStream decodes one stream; version 1 snapshots predate Sealed,
-// version 2 ones forks, version 3 ones Unrecovered.
+// version 2 ones forks, version 3 ones Unrecovered, version 4 ones Closer.
 func decodeStream(d *decoder, version uint8) *Stream {
 	st := &Stream{ID: d.uvarint(), Name: d.str(), Meta: d.bytes(), CreatedMs: d.varint(), Epoch: d.uvarint(),
 		Owner: d.node(), OwnerEpoch: d.uvarint(), Open: d.boolean()}
@@ -152,6 +156,9 @@ func decodeStream(d *decoder, version uint8) *Stream {
 	}
 	st.Start, st.End = d.uvarint(), d.uvarint()
 	st.Objects = decodeMap(d, 2, func() (uint64, uint64) { return d.uvarint(), d.uvarint() })
+	if version >= 5 && d.boolean() {
+		st.Closer = Closer{Known: true, Producer: d.stamp()}
+	}
 	return st
 }
 

@@ -115,6 +115,7 @@ func TestInvariantViolations(t *testing.T) {
 			st.Unrecovered = []Proposer{{Node: 7, Epoch: 1}, {Node: 7, Epoch: 1}}
 		})},
 		{"unrecovered writer without a node", editStream(1, func(st *Stream) { st.Unrecovered = []Proposer{{Epoch: 1}} })},
+		{"closer of an unsealed stream", editStream(1, func(st *Stream) { st.Closer = Closer{Known: true} })},
 		{"start past end", editStream(1, func(st *Stream) { st.Start = 11 })},
 		{"end past objects", editStream(1, func(st *Stream) { st.End = 12 })},
 		{"offsets without objects", editStream(1, func(st *Stream) { st.Objects = pmap[uint64, uint64]{} })},

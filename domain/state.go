@@ -35,8 +35,10 @@ type Stream struct {
 	// while the owner is still registered at that epoch.
 	OwnerEpoch uint64
 	Open       bool
-	// Sealed: closed for appends for good (SealStream).
+	// Sealed: closed for appends for good (SealStream, SealStreamBy).
 	Sealed bool
+	// Closer names the request that sealed the stream (SealStreamBy).
+	Closer Closer
 	// ForkOf is the stream this one was forked from (0: none); offsets
 	// below ForkAt are read from it.
 	ForkOf, ForkAt uint64
@@ -308,4 +310,18 @@ func (s *State) ReadStart(st *Stream) uint64 {
 		st = src
 	}
 	return st.Start
+}
+
+// Closer names the request that sealed a stream: Known is false for a seal
+// that did not name it (SealStream), and Producer is nil for a request
+// without a producer stamp.
+type Closer struct {
+	Known    bool
+	Producer *ProducerStamp
+}
+
+// RepeatedBy reports whether a request stamped p repeats the one that
+// sealed the stream; false when that one is not known.
+func (c Closer) RepeatedBy(p *ProducerStamp) bool {
+	return c.Producer != nil && p != nil && *c.Producer == *p
 }

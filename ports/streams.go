@@ -123,8 +123,8 @@ type AppendResult struct {
 	Closed      bool
 	// NotTheClose: a Duplicate on a closed stream that repeats a request
 	// other than the one that closed it, which the Durable Streams protocol
-	// refuses as closed. False whenever the node does not know which
-	// request closed the stream (it closed before the node opened it).
+	// refuses as closed. False when the stream's seal was recorded without
+	// naming its request (by a version before SealStreamBy).
 	NotTheClose bool
 }
 

@@ -18,23 +18,10 @@ type AppendResult struct {
 	// ProducerSeq is the producer's last accepted sequence (with a stamp).
 	ProducerSeq uint64
 	// NotTheClose: a Duplicate on a sealed stream that repeats a request
-	// other than the one that sealed it. Known only for a seal this process
-	// decided: after a restart or a handoff every duplicate has it false.
+	// other than the one that sealed it. The seal names its request in the
+	// metadata (SealStreamBy); a seal recorded without one (SealStream, by
+	// an older version) leaves every duplicate with it false.
 	NotTheClose bool
-}
-
-// closer is the request that sealed a stream: known once this process has
-// decided the seal; producer is nil for a request without one. It lives in
-// memory only, so a process that opens a sealed stream does not know it.
-type closer struct {
-	known    bool
-	producer *domain.ProducerStamp
-}
-
-// repeatedBy reports whether p, a duplicate's stamp, is the sealing
-// request's own.
-func (c closer) repeatedBy(p *domain.ProducerStamp) bool {
-	return c.producer != nil && *c.producer == *p
 }
 
 // ProducerError is a refused producer stamp; Kind is ErrProducerGap or
@@ -142,7 +129,7 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 	p := opts.Producer
 	if p != nil {
 		if res, dup, err := s.checkProducer(p); dup || err != nil {
-			res.NotTheClose = dup && s.sealed && s.closer.known && !s.closer.repeatedBy(p)
+			res.NotTheClose = dup && s.sealed && s.closer.Known && !s.closer.RepeatedBy(p)
 			return res, nil, err
 		}
 	}
@@ -158,10 +145,10 @@ func (e *Engine) submit(s *stream, records []domain.Record, opts AppendOptions) 
 	}
 	s.sealed = opts.Seal
 	if opts.Seal {
-		s.closer = closer{known: true}
+		s.closer = domain.Closer{Known: true}
 		if p != nil {
 			stamp := *p
-			s.closer.producer = &stamp
+			s.closer.Producer = &stamp
 		}
 	}
 	if len(records) == 0 {
@@ -336,13 +323,20 @@ func recordsSize(records []domain.Record) int {
 	return f.Size()
 }
 
+// sealCommand records s's seal with the request that made it, so that
+// whoever writes the stream later can still tell a retry of that request
+// from one of an earlier request.
+func sealCommand(by domain.Proposer, s *stream) *domain.SealStreamBy {
+	return &domain.SealStreamBy{By: by, Stream: s.id, Epoch: s.epoch, Closer: s.closer.Producer}
+}
+
 // recordSeal makes a seal decided under the gate durable in the metadata.
 // It is retried by closing again: the in-memory seal already refuses
 // appends, and SealStream is idempotent. A refusal is success when a close
 // that got the gate first recorded this seal (see sealUnrecorded); the
 // close holds the gate until it has looked at its results.
 func (e *Engine) recordSeal(ctx context.Context, s *stream) error {
-	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
+	r, err := e.cfg.Plane.ProposeOne(ctx, sealCommand(e.cfg.By, s))
 	if err != nil {
 		return err
 	}

@@ -288,13 +288,15 @@ func TestBareCloses(t *testing.T) {
 }
 
 // TestDuplicatesNameTheClose: on a sealed stream, a duplicate says whether
-// it repeats the request that sealed it, while this process knows which
-// that was; one that opens the stream later does not, and says no.
+// it repeats the request that sealed it. The seal's record names that
+// request, so a process that opens the stream later still knows; a seal
+// recorded without it (SealStream, as older versions did) leaves it
+// unknown, and every duplicate then says no.
 func TestDuplicatesNameTheClose(t *testing.T) {
 	log, store := memlog.New(), memstore.New()
 	p := startProcess(t, log, store, 1, 1)
 	ctx := context.Background()
-	stamp := func(id string, seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: id, Seq: seq} }
+	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Seq: seq} }
 	repeat := func(p *process, id uint64, s *domain.ProducerStamp, seal bool) AppendResult {
 		t.Helper()
 		res, err := p.engine.AppendWith(ctx, id, records("x"), AppendOptions{Producer: s, Seal: seal})
@@ -303,33 +305,44 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 		}
 		return res
 	}
-	byProducer, byOther := p.create(t, "/by-producer"), p.create(t, "/by-other")
-	for _, id := range []uint64{byProducer, byOther} {
-		if _, err := p.engine.Append(ctx, id, records("a"), stamp("p", 0)); err != nil {
+	byProducer, byOther, unnamed := p.create(t, "/by-producer"), p.create(t, "/by-other"), p.create(t, "/unnamed")
+	for _, id := range []uint64{byProducer, byOther, unnamed} {
+		if _, err := p.engine.Append(ctx, id, records("a"), stamp(0)); err != nil {
 			t.Fatal(err)
 		}
-		if res := repeat(p, id, stamp("p", 0), false); res.NotTheClose {
+		if res := repeat(p, id, stamp(0), false); res.NotTheClose {
 			t.Fatalf("a duplicate on an open stream: %+v", res)
 		}
 	}
-	if _, err := p.engine.AppendWith(ctx, byProducer, records("b"), AppendOptions{Producer: stamp("p", 1), Seal: true}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, byProducer, records("b"), AppendOptions{Producer: stamp(1), Seal: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.engine.AppendWith(ctx, byOther, nil, AppendOptions{Seal: true}); err != nil {
 		t.Fatal(err)
 	}
-	if res := repeat(p, byProducer, stamp("p", 1), true); res.NotTheClose {
-		t.Fatalf("the close repeated: %+v, want it named the close", res)
+	// A seal as an older version recorded it, naming no request.
+	if r, err := p.plane.ProposeOne(ctx, &domain.SealStream{By: p.by, Stream: unnamed, Epoch: 1}); err != nil || !r.OK() {
+		t.Fatalf("seal: %v %v", r, err)
 	}
-	for _, id := range []uint64{byProducer, byOther} {
-		if res := repeat(p, id, stamp("p", 0), false); !res.NotTheClose {
-			t.Fatalf("stream %d: an earlier request repeated: %+v, want NotTheClose", id, res)
+	check := func(p *process, when string) {
+		t.Helper()
+		if res := repeat(p, byProducer, stamp(1), true); res.NotTheClose {
+			t.Fatalf("%s: the close repeated: %+v, want it named the close", when, res)
+		}
+		for _, id := range []uint64{byProducer, byOther} {
+			if res := repeat(p, id, stamp(0), false); !res.NotTheClose {
+				t.Fatalf("%s: stream %d: an earlier request repeated: %+v, want NotTheClose", when, id, res)
+			}
 		}
 	}
+	check(p, "live")
 	next := takeOver(t, log, store, 1, 2, p)
-	next.mustOpen(t, byOther)
-	if res := repeat(next, byOther, stamp("p", 0), false); res.NotTheClose {
-		t.Fatalf("after a restart: %+v, want the close unknown", res)
+	for _, id := range []uint64{byProducer, byOther, unnamed} {
+		next.mustOpen(t, id)
+	}
+	check(next, "after a restart")
+	if res := repeat(next, unnamed, stamp(0), false); res.NotTheClose {
+		t.Fatalf("a seal that names no request: %+v, want the close unknown", res)
 	}
 }
 

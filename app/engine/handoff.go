@@ -92,7 +92,7 @@ func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 	sealing := make([]bool, len(closing)) // a SealStream goes just before the stream's CloseStream
 	for i, s := range closing {
 		if sealing[i] = e.sealUnrecorded(s); sealing[i] {
-			cmds = append(cmds, &domain.SealStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
+			cmds = append(cmds, sealCommand(e.cfg.By, s))
 		}
 		cmds = append(cmds, &domain.CloseStream{By: e.cfg.By, Stream: s.id, Epoch: s.epoch})
 	}

@@ -60,7 +60,7 @@ func (e *Engine) remember(p pendingRecovery) {
 // committed end, seal, producer state and writer sequence.
 func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch uint64) (*stream, error) {
 	s := newStream(st.ID, epoch, st.End)
-	s.sealed = st.Sealed
+	s.sealed, s.closer = st.Sealed, st.Closer
 	sec, err := e.lastSection(ctx, st)
 	switch {
 	case err == nil:

@@ -23,9 +23,9 @@ type stream struct {
 	// sealClosed: a close recorded the seal with the stream's close, before
 	// the sealing append could (sealUnrecorded); set under gate.
 	sealClosed bool
-	// closer is the request that sealed the stream, if this process
-	// decided the seal; set under gate.
-	closer    closer
+	// closer is the request that sealed the stream, which the seal's
+	// record names (SealStreamBy); set under gate.
+	closer    domain.Closer
 	producers map[string]producerState
 	writerSeq string // the last accepted writer sequence, "" for none
 

@@ -19,11 +19,17 @@ var dsLine = regexp.MustCompile(`ds on (http://\S+)`)
 func startBothProtocols(t *testing.T) (pico, ds string) {
 	t.Helper()
 	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
+	return n.URL, dsURL(t, n)
+}
+
+// dsURL is the base URL of n's Durable Streams listener, from its banner.
+func dsURL(t *testing.T, n *picoNode) string {
+	t.Helper()
 	m := dsLine.FindStringSubmatch(n.Stdout.String())
 	if m == nil {
 		t.Fatalf("no ds listener in the banner:\n%s", n.Stdout)
 	}
-	return n.URL, m[1]
+	return m[1]
 }
 
 // TestCrossProtocolStreams writes through one protocol and reads through

@@ -1,13 +1,18 @@
 package e2e
 
-import "testing"
+import (
+	"syscall"
+	"testing"
+)
 
 // TestDSClosedStreamAnswersOnlyItsCloser: on a closed stream, a Durable
 // Streams producer's request is refused as closed unless it repeats the
-// request that closed the stream (§5.2.1), while Pico judges the producer
-// first and acknowledges the same repeat as a duplicate.
+// request that closed the stream (§5.2.1), also after a restart, while
+// Pico judges the producer first and acknowledges the same repeat as a
+// duplicate.
 func TestDSClosedStreamAnswersOnlyItsCloser(t *testing.T) {
-	pico, ds := startBothProtocols(t)
+	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
+	ds := dsURL(t, n)
 	producer := func(seq string, more ...string) map[string][]string {
 		return hdr(append([]string{"Content-Type", "text/plain", "Producer-Id", "p", "Producer-Epoch", "0", "Producer-Seq", seq}, more...)...)
 	}
@@ -15,13 +20,22 @@ func TestDSClosedStreamAnswersOnlyItsCloser(t *testing.T) {
 	send(t, "POST", ds+"/c/s", producer("0"), []byte("a")).wantStatus(t, 200)
 	send(t, "POST", ds+"/c/s", producer("1", "Stream-Closed", "true"), []byte("b")).wantStatus(t, 200)
 
-	send(t, "POST", ds+"/c/s", producer("1", "Stream-Closed", "true"), []byte("b")).wantStatus(t, 204).
-		wantHeaders(t, "Stream-Closed", "true", "Producer-Seq", "1")
-	for _, seq := range []string{"0", "2", "9"} {
-		send(t, "POST", ds+"/c/s", producer(seq), []byte("c")).wantStatus(t, 409).
-			wantHeaders(t, "Stream-Closed", "true", "Stream-Next-Offset", dsOffset(2))
+	check := func(t *testing.T, ds string) {
+		send(t, "POST", ds+"/c/s", producer("1", "Stream-Closed", "true"), []byte("b")).wantStatus(t, 204).
+			wantHeaders(t, "Stream-Closed", "true", "Producer-Seq", "1")
+		for _, seq := range []string{"0", "2", "9"} {
+			send(t, "POST", ds+"/c/s", producer(seq), []byte("c")).wantStatus(t, 409).
+				wantHeaders(t, "Stream-Closed", "true", "Stream-Next-Offset", dsOffset(2))
+		}
+		send(t, "GET", ds+"/c/s?offset=-1", nil, nil).wantStatus(t, 200).wantBody(t, "ab")
 	}
-	send(t, "POST", pico+"/c/s", hdr("Pico-Producer-Id", "p", "Pico-Producer-Epoch", "0", "Pico-Producer-Seq", "0"), []byte("a")).
+	t.Run("live", func(t *testing.T) { check(t, ds) })
+	send(t, "POST", n.URL+"/c/s", hdr("Pico-Producer-Id", "p", "Pico-Producer-Epoch", "0", "Pico-Producer-Seq", "0"), []byte("a")).
 		wantStatus(t, 200).wantHeaders(t, "Pico-Producer-Seq", "1")
-	send(t, "GET", ds+"/c/s?offset=-1", nil, nil).wantStatus(t, 200).wantBody(t, "ab")
+
+	if code := n.Stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("pico serve exited with %d", code)
+	}
+	n = n.restart(t)
+	t.Run("after a restart", func(t *testing.T) { check(t, dsURL(t, n)) })
 }

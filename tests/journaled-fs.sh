@@ -14,15 +14,16 @@
 #
 # Why: a machine's root file system may be ext4 without a journal, which
 # servers' disks seldom are, and it changes both sides of a benchmark.
-# - fsync costs less: the Node reference server, which fsyncs every append,
-#   made 1,200-1,430 appends/s on such a root and 730-1,040/s on a
-#   journaled ext4 of the same machine (BenchmarkVersusReference, 64
-#   appenders).
+# - The Node reference server, which fsyncs every append, made 1,200-1,430
+#   appends/s on such a root and 730-1,040/s on a journaled ext4 of the
+#   same machine (BenchmarkVersusReference, 64 appenders).
 # - Each new file costs a pass over the inodes freed in the last minutes,
 #   one by one. versitygw keeps one file per object and pico deletes its WAL
 #   objects as fast as it writes them, so every PUT pays for the deletions
-#   before it (15% of versitygw's CPU in a 20 s pico bench). A raw PUT pays
-#   it too, which makes a lone append look cheaper beside one.
+#   before it (14.5% of versitygw's CPU, sampled during a pico bench).
+#   Raw PUTs took 1,250-1,400 us there and 730-1,040 us on the journaled
+#   disk, where a lone append measured 1.31-1.35 raw PUTs against
+#   0.98-1.06 on the root.
 # On one journaled file system, both servers' stores meet the disk a
 # deployment would give them. Plain tests/run.sh uses the machine's own
 # temporary directory, whatever it is.

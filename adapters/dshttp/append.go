@@ -92,12 +92,13 @@ func (s *server) explainBody(c echo.Context, name, contentType string, err error
 // server and the client about a microsecond.
 func (s *server) writeAppend(c echo.Context, name string, req ports.AppendRequest) error {
 	res, err := s.streams.Append(c.Request().Context(), name, req)
-	switch {
-	case errors.Is(err, ports.ErrProducerFenced) || errors.Is(err, ports.ErrProducerGap):
-		return s.closedFirst(c, name, err)
-	case err != nil:
+	if err != nil {
+		if errors.Is(err, ports.ErrProducerFenced) || errors.Is(err, ports.ErrProducerGap) {
+			return s.closedFirst(c, name, err)
+		}
 		return err
-	case res.NotTheClose:
+	}
+	if res.NotTheClose {
 		// The stream may since have been deleted and made again: then
 		// the duplicate still answers for the closed one.
 		return s.closedFirst(c, name, closedError(res.Next))

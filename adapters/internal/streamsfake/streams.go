@@ -39,7 +39,7 @@ type stream struct {
 	start     uint64
 	records   []domain.Record // records[i] has offset i; below start are dropped
 	closed    bool
-	closer    *domain.ProducerStamp // the stamp of the request that closed it, if it had one
+	closer    domain.Closer // the request that closed it
 	created   int64
 	producers map[string]*producer
 	writerSeq string

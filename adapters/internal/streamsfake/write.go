@@ -98,7 +98,7 @@ func (f *Streams) write(st *stream, req ports.AppendRequest) ports.AppendResult 
 	}
 	res.Next = st.next()
 	if req.Close && !st.closed {
-		st.closed, st.closer = true, req.Producer
+		st.closed, st.closer = true, domain.Closer{Known: true, Producer: req.Producer}
 	}
 	res.Closed = st.closed
 	if p := req.Producer; p != nil {
@@ -126,7 +126,7 @@ func (st *stream) checkProducer(p *domain.ProducerStamp) (ports.AppendResult, bo
 		return ports.AppendResult{}, false, err
 	case p.Seq <= last.seq:
 		return ports.AppendResult{First: last.first, Next: last.next, Duplicate: true, ProducerSeq: last.seq, Closed: st.closed,
-			NotTheClose: st.closed && (st.closer == nil || *st.closer != *p)}, true, nil
+			NotTheClose: st.closed && !st.closer.RepeatedBy(p)}, true, nil
 	case p.Seq != last.seq+1:
 		err := ports.Errorf(ports.ErrProducerGap, "producer sequence gap: expected %d, got %d", last.seq+1, p.Seq)
 		err.ExpectedSeq, err.ReceivedSeq = last.seq+1, p.Seq

@@ -48,12 +48,16 @@ import (
 // With one appender it also alternates, for as long again, lone appends with
 // raw 1 KiB PUTs to the same bucket, one of each in turn, so both see the
 // same background load: a lone append should cost about one PUT.
+//
+// pico and the floor run with the Go processors serverProcs gives them, one
+// by default (see serverProcs).
 func BenchmarkVersusReference(b *testing.B) {
 	requireNode(b)
 	bucket := s3test.URL(b)
-	picoProc := startPico(b, "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket)
+	procs := serverProcs(b)
+	picoProc := startPicoIn(b, picoproc.Env(procs...), "sqlite:"+filepath.Join(b.TempDir(), "meta.db"), "-2@"+bucket)
 	pico := target{name: "pico", url: picoProc.URL, pid: picoProc.Cmd.Process.Pid, proc: picoProc, usesStore: true}
-	floor := startFloor(b, s3test.URL(b))
+	floor := startFloor(b, s3test.URL(b), procs...)
 	refProc := startRefServer(b)
 	ref := target{name: "ref", url: refProc.url, pid: refProc.pid}
 	store, err := s3store.Open(context.Background(), bucket)
@@ -93,6 +97,43 @@ func BenchmarkVersusReference(b *testing.B) {
 			}
 		})
 	}
+}
+
+// serverProcsEnv sets the Go processors (GOMAXPROCS) of pico and the floor
+// in BenchmarkVersusReference: a number, or 0 for the Go runtime's default
+// (one per CPU). It is 1 when unset.
+//
+// On a machine of two CPUs, the servers share them with the object store
+// and the load generator (and the Node reference server runs its
+// JavaScript on one thread). Given both, a Go server wakes its second
+// thread to look for work whenever one goroutine wakes another, several
+// times per request: at two, strace counted about 4 futex and 2 nanosleep
+// calls per lone append beyond its reads and writes, which on two CPUs
+// compete with the object store's PUT that the append waits for.
+// Measured on a journaled ext4 (tests/journaled-fs.sh), three rounds
+// each, one run after the other: a lone append took 1.31-1.34 raw PUTs at
+// the default and 1.20-1.21 at one; 64 appenders made 13,900-16,600
+// appends/s at the default and 13,500-16,500 at one (20-25x and 20-23x
+// the reference). GOMAXPROCS=1 is what a deployment on such a machine
+// would set (README).
+const serverProcsEnv = "PICOMQ_BENCH_SERVER_PROCS"
+
+// serverProcs is the environment that gives a server the Go processors
+// serverProcsEnv asks for: nothing for the runtime's default.
+func serverProcs(b *testing.B) []string {
+	v := os.Getenv(serverProcsEnv)
+	if v == "" {
+		v = "1"
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		b.Fatalf("%s=%q: want a number of processors, or 0 for the Go runtime's default", serverProcsEnv, v)
+	}
+	b.Logf("pico and the floor run with GOMAXPROCS=%s (0: the runtime's default; set %s to change it)", v, serverProcsEnv)
+	if n == 0 {
+		return nil
+	}
+	return []string{"GOMAXPROCS=" + v}
 }
 
 // alternate makes lone appends to one stream of t and raw PUTs of the same

@@ -56,10 +56,11 @@ func serveFloor(bucket string) error {
 
 var floorLine = regexp.MustCompile(`^floor on (http://\S+)`)
 
-// startFloor starts a floor storing in bucket.
-func startFloor(b *testing.B, bucket string) target {
+// startFloor starts a floor storing in bucket, with env added to this
+// process's environment.
+func startFloor(b *testing.B, bucket string, env ...string) target {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), floorBucketEnv+"="+bucket)
+	cmd.Env = append(append(os.Environ(), floorBucketEnv+"="+bucket), env...)
 	return target{name: "floor", url: startServer(b, cmd, floorLine), pid: cmd.Process.Pid, usesStore: true}
 }

@@ -41,7 +41,13 @@ var storageSetups = []storageSetup{
 // cut short so no reader lingers after a test.
 func startPico(t testing.TB, metaURL, storage string) *picoproc.Process {
 	t.Helper()
-	return picoproc.Serve(t, "--protocol", "ds",
+	return startPicoIn(t, picoproc.Env(), metaURL, storage)
+}
+
+// startPicoIn is startPico in the environment env.
+func startPicoIn(t testing.TB, env []string, metaURL, storage string) *picoproc.Process {
+	t.Helper()
+	return picoproc.ServeIn(t, env, "--protocol", "ds",
 		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
 		"--long-poll-timeout-sec", "0.5", "--sse-max-duration-sec", "10",
 		"--meta-url", metaURL, "--storage", storage)

@@ -108,9 +108,15 @@ var (
 // stderr is logged.
 func Serve(t testing.TB, args ...string) *Process {
 	t.Helper()
+	return ServeIn(t, Env(), args...)
+}
+
+// ServeIn is Serve in the environment env.
+func ServeIn(t testing.TB, env []string, args ...string) *Process {
+	t.Helper()
 	p := &Process{Stdout: &Output{}, Stderr: &Output{}, exited: make(chan struct{})}
 	p.Cmd = exec.Command(Binary(t), append([]string{"serve"}, args...)...)
-	p.Cmd.Env = Env()
+	p.Cmd.Env = env
 	p.Cmd.Stdout, p.Cmd.Stderr = p.Stdout, p.Stderr
 	if err := p.Cmd.Start(); err != nil {
 		t.Fatal(err)

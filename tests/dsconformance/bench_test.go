@@ -107,9 +107,9 @@ func BenchmarkVersusReference(b *testing.B) {
 // and the load generator (and the Node reference server runs its
 // JavaScript on one thread). Given both, a Go server wakes its second
 // thread to look for work whenever one goroutine wakes another, several
-// times per request: at two, strace counted about 4 futex and 2 nanosleep
-// calls per lone append beyond its reads and writes, which on two CPUs
-// compete with the object store's PUT that the append waits for.
+// times per request: at two, strace counted about 4 futex and 2-3
+// nanosleep calls per lone append beyond its reads and writes, which on
+// two CPUs compete with the object store's PUT that the append waits for.
 // Measured on a journaled ext4 (tests/journaled-fs.sh), three rounds
 // each, one run after the other: a lone append took 1.31-1.34 raw PUTs at
 // the default and 1.20-1.21 at one; 64 appenders made 13,900-16,600

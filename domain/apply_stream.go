@@ -73,7 +73,7 @@ func (s *State) openStream(c *OpenStream) Result {
 		return reject(ResultStaleEpoch, "stream %d is at epoch %d, cannot open at %d", c.Stream, old.Epoch, c.Epoch)
 	case s.IsOpen(old) && !s.isWriter(old, c.By):
 		return reject(ResultNotClosed, "stream %d is open on node %d", c.Stream, old.Owner)
-	case old.TransferTo != 0 && old.TransferTo != c.By.Node:
+	case s.PendingTransfer(old) != 0 && old.TransferTo != c.By.Node:
 		return reject(ResultConflict, "stream %d is transferring to node %d", c.Stream, old.TransferTo)
 	}
 	st := *old

@@ -267,6 +267,27 @@ func TestStreamScenarios(t *testing.T) {
 			}),
 			expectVal(open(p2, 1, 2), ResultOK, 2),
 		}},
+		{"a transfer lapses when its target takes no placements", []step{
+			expectCode(reg(1, 1), ResultOK),
+			expectCode(reg(2, 1), ResultOK),
+			expectCode(reg(3, 1), ResultOK),
+			expectCode(create(p1, "/s", true), ResultOK),
+			expectCode(&StartTransfer{By: p1, Stream: 1, To: 2}, ResultOK),
+			expectCode(closeS(p1, 1, 1), ResultOK),
+			expectCode(open(p3, 1, 2), ResultConflict),
+			expectCode(&FenceNode{By: p1, Node: 2, Epoch: 1}, ResultOK),
+			inspect(func(t *testing.T, s *State) {
+				if got := s.PendingTransfer(stream(t, s, 1)); got != 0 {
+					t.Errorf("pending transfer to a fenced node: %d", got)
+				}
+			}),
+			expectVal(open(p3, 1, 2), ResultOK, 2),
+			inspect(func(t *testing.T, s *State) {
+				if st := stream(t, s, 1); st.Owner != 3 || st.TransferTo != 0 {
+					t.Errorf("stream = %+v", *st)
+				}
+			}),
+		}},
 		{"transfer target opens directly", []step{
 			expectCode(reg(1, 1), ResultOK),
 			expectCode(reg(2, 1), ResultOK),

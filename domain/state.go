@@ -298,6 +298,20 @@ func (s *State) IsOpen(st *Stream) bool {
 	return ok && n.Epoch == st.OwnerEpoch
 }
 
+// PendingTransfer is the node st is being transferred to, or 0. A transfer
+// holds only while its target takes placements (is registered with
+// slots): a target that was fenced, or set to zero slots, lets the stream
+// open anywhere again, and its next open ends the transfer.
+func (s *State) PendingTransfer(st *Stream) NodeID {
+	if st.TransferTo == 0 {
+		return 0
+	}
+	if n, ok := s.Node(st.TransferTo); !ok || n.Slots == 0 {
+		return 0
+	}
+	return st.TransferTo
+}
+
 // ReadStart is the first offset readable from st: its start, or for a fork
 // not trimmed past its fork point, the first offset of the sources it
 // inherits from.

@@ -79,6 +79,17 @@ func (c *Client) SetSlots(ctx context.Context, id uint32, slots uint32) (Node, e
 	return out, c.call(ctx, http.MethodPost, "/admin/nodes/"+strconv.FormatUint(uint64(id), 10), body, &out)
 }
 
+// Transfer moves stream name to node to and returns the stream as the
+// answering node's view holds it once that node has let go of it.
+func (c *Client) Transfer(ctx context.Context, name string, to uint32) (Stream, error) {
+	body, err := json.Marshal(adminwire.Transfer{Stream: httpclient.StreamPath(name), ToNode: &to})
+	if err != nil {
+		return Stream{}, err
+	}
+	var out Stream
+	return out, c.call(ctx, http.MethodPost, "/admin/transfer", body, &out)
+}
+
 func (c *Client) call(ctx context.Context, method, path string, body []byte, out any) error {
 	header := http.Header{}
 	if body != nil {

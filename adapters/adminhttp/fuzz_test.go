@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // slotsNode is one registered node whose slots POST /admin/nodes/1 sets.
@@ -27,15 +29,35 @@ func (n *slotsNode) SetSlots(_ context.Context, id domain.NodeID, slots uint32) 
 	return nil
 }
 
+// Transfer records the transfer as the stream service would, refusals
+// named as it names them.
+func (n *slotsNode) Transfer(_ context.Context, name string, to domain.NodeID) error {
+	st, ok := n.state.StreamByName(name)
+	if !ok {
+		return ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", name)
+	}
+	switch r := n.state.Apply(&domain.StartTransfer{By: domain.Proposer{Node: 1, Epoch: 1}, Stream: st.ID, To: to}); r.Code {
+	case domain.ResultOK, domain.ResultRedundant:
+		return nil
+	case domain.ResultInvalid:
+		return ports.Errorf(ports.ErrBadRequest, "%s", r.Reason)
+	default:
+		return ports.Errorf(ports.ErrStreamConflict, "%s", r.Reason)
+	}
+}
+
 // FuzzAdminRequests sends a GET or a POST of any path under /admin with
 // any body: the answer is a 2xx or a 4xx with the error JSON, never a crash
-// or a 5xx, and only a 200 to a set-slots POST changes the slots, to what
-// its body says.
+// or a 5xx; only a 200 to a set-slots POST changes the slots, to what its
+// body says, and only a 200 to a transfer POST starts a transfer, to the
+// node its body names.
 func FuzzAdminRequests(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"nodes/1", `{"slots": 3}`}, {"nodes/1", `{"slots": -1}`}, {"nodes/2", `{"slots": 3}`},
 		{"nodes/x", `{}`}, {"nodes/1", `{"slots": 3, "x": 1}`}, {"nodes/1", `{"slots": 3}}`},
 		{"streams/a%2Fb", ""}, {"streams/", ""}, {"cluster", ""},
+		{"transfer", `{"stream": "/s", "toNode": 2}`}, {"transfer", `{"stream": "s", "toNode": 3}`},
+		{"transfer", `{"stream": "/t", "toNode": 2}`}, {"transfer", `{"stream": "/s"}`},
 	} {
 		f.Add(true, seed[0], seed[1])
 		f.Add(false, seed[0], seed[1])
@@ -47,6 +69,8 @@ func FuzzAdminRequests(f *testing.F) {
 		}
 		n := &slotsNode{state: domain.NewState()}
 		n.state.Apply(&domain.RegisterNode{Node: 1, Epoch: 1, Address: "x", Slots: 1})
+		n.state.Apply(&domain.RegisterNode{Node: 2, Epoch: 1, Address: "y", Slots: 1})
+		n.state.Apply(&domain.CreateStream{By: domain.Proposer{Node: 1, Epoch: 1}, Name: "/s", Open: true})
 		h := adminhttp.New(n, nil)
 		req, err := http.NewRequest(method, "http://admin/admin/"+path, strings.NewReader(body))
 		if err != nil {
@@ -54,17 +78,29 @@ func FuzzAdminRequests(f *testing.F) {
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		reg, _ := n.state.Node(1)
+		one, _ := n.state.Node(1)
+		two, _ := n.state.Node(2)
+		st, _ := n.state.StreamByName("/s")
+		transferred := post && rec.Code == http.StatusOK && path == "transfer"
 		switch {
 		case rec.Code >= 500:
 			t.Fatalf("%s /admin/%q %q: %d %s", method, path, body, rec.Code, rec.Body)
+		case transferred:
+			var sent struct{ ToNode uint32 }
+			if err := json.Unmarshal([]byte(body), &sent); err != nil || uint32(st.TransferTo) != sent.ToNode && !(st.TransferTo == 0 && uint32(st.Owner) == sent.ToNode) {
+				t.Fatalf("POST /admin/transfer %q: 200 with the stream transferring to %d (%v)", body, st.TransferTo, err)
+			}
+		case st.TransferTo != 0:
+			t.Fatalf("%s /admin/%q %q: %d, yet a transfer started", method, path, body, rec.Code)
 		case rec.Code == http.StatusOK && post:
 			var sent struct{ Slots uint32 }
-			if err := json.Unmarshal([]byte(body), &sent); err != nil || reg.Slots != sent.Slots {
-				t.Fatalf("POST /admin/%q %q: 200 with slots %d (%v)", path, body, reg.Slots, err)
+			id, _ := strconv.ParseUint(strings.TrimPrefix(path, "nodes/"), 10, 32)
+			reg, _ := n.state.Node(domain.NodeID(id))
+			if err := json.Unmarshal([]byte(body), &sent); err != nil || reg == nil || reg.Slots != sent.Slots {
+				t.Fatalf("POST /admin/%q %q: 200 with slots %v (%v)", path, body, reg, err)
 			}
-		case reg.Slots != 1:
-			t.Fatalf("%s /admin/%q %q: %d, yet the slots changed to %d", method, path, body, rec.Code, reg.Slots)
+		case one.Slots != 1 || two.Slots != 1:
+			t.Fatalf("%s /admin/%q %q: %d, yet the slots changed to %d and %d", method, path, body, rec.Code, one.Slots, two.Slots)
 		}
 		if rec.Code >= 400 {
 			var e struct{ Error string }

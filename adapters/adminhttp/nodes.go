@@ -1,18 +1,14 @@
 package adminhttp
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/adminwire"
-	"github.com/picomq/pico/adapters/internal/livehttp"
 	"github.com/picomq/pico/domain"
 )
 
@@ -24,9 +20,6 @@ var (
 	// cannot be given to it (409): its next start sets them.
 	ErrNoProcess = errors.New("no process runs the node's registration")
 )
-
-// maxSetSlotsBody bounds the body of POST /admin/nodes/{id}.
-const maxSetSlotsBody = 1 << 10
 
 // setSlots is POST /admin/nodes/{id} {"slots": K}: it answers with the
 // node as the view holds it afterwards.
@@ -58,19 +51,9 @@ func (h handlers) setSlots(c echo.Context) error {
 
 // decodeSetSlots reads {"slots": K}: one JSON object, nothing after it.
 func decodeSetSlots(c echo.Context) (uint32, error) {
-	body, err := livehttp.ReadBody(c.Response().Writer, c.Request(), maxSetSlotsBody)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return 0, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxSetSlotsBody))
-	case err != nil:
-		return 0, echo.NewHTTPError(http.StatusBadRequest, "reading the body: "+err.Error())
-	}
 	var req adminwire.SetSlots
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || req.Slots == nil || dec.Decode(new(json.RawMessage)) != io.EOF {
-		return 0, echo.NewHTTPError(http.StatusBadRequest, `body: want {"slots": K}, K from 0 to 4294967295`)
+	if err := decodeBody(c, &req); err != nil || req.Slots == nil {
+		return 0, orUsage(err, `body: want {"slots": K}, K from 0 to 4294967295`)
 	}
 	return *req.Slots, nil
 }

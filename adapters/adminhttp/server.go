@@ -30,6 +30,12 @@ type Node interface {
 	// ErrUnknownNode when the node is not registered, ErrNoProcess when no
 	// process runs its registration.
 	SetSlots(ctx context.Context, node domain.NodeID, slots uint32) error
+	// Transfer moves a stream to a node registered with slots and returns
+	// once this node has let go of it: a ports.StreamError of kind
+	// ErrStreamNotFound, ErrBadRequest (no such target), ErrStreamConflict
+	// (another transfer is pending, or another node writes the stream) or
+	// ErrUnavailable.
+	Transfer(ctx context.Context, stream string, to domain.NodeID) error
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.
 	Metrics() []Metric
@@ -48,6 +54,7 @@ func New(n Node, openAPI []byte) http.Handler {
 	e.GET("/admin/nodes", h.nodes)
 	e.POST("/admin/nodes/:id", h.setSlots)
 	e.GET("/admin/streams/*", h.stream)
+	e.POST("/admin/transfer", h.transfer)
 	e.GET("/metrics", echo.WrapHandler(metricsHandler(n)))
 	if openAPI != nil {
 		e.GET("/openapi.yaml", func(c echo.Context) error {

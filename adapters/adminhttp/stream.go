@@ -33,7 +33,7 @@ func streamOf(v *domain.State, st *domain.Stream) adminwire.Stream {
 	out := adminwire.Stream{ID: st.ID, Name: st.Name, CreatedMs: st.CreatedMs, Owner: uint32(st.Owner),
 		OwnerEpoch: st.OwnerEpoch, Open: v.IsOpen(st), Epoch: st.Epoch, Sealed: st.Sealed,
 		Start: st.Start, CommittedEnd: st.End, Objects: st.Objects.Len(), Unrecovered: len(st.Unrecovered),
-		ForkAt: st.ForkAt, Forks: st.Forks, SoftDeleted: st.SoftDeleted, TransferTo: uint32(st.TransferTo)}
+		ForkAt: st.ForkAt, Forks: st.Forks, SoftDeleted: st.SoftDeleted, TransferTo: uint32(v.PendingTransfer(st))}
 	if st.ForkOf != 0 {
 		out.ForkOfID = st.ForkOf
 		if src, ok := v.Stream(st.ForkOf); ok {

@@ -134,7 +134,7 @@ func (e *Engine) RecoverDeadWALs(ctx, budget context.Context) (tookOver int, mor
 // opening it again finishes that recovery). A stream an open here is
 // working on is that open's: a client may be waiting for it.
 func (e *Engine) needsTakeover(v *domain.State, st *domain.Stream) bool {
-	if st.TransferTo != 0 || e.opens.busy(st.ID) {
+	if e.transferElsewhere(v, st.ID) != 0 || e.opens.busy(st.ID) {
 		return false // its transfer's target, or the running open, recovers it
 	}
 	if !v.IsOpen(st) {

@@ -168,6 +168,9 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	if !ok {
 		return ErrNotFound
 	}
+	if to := e.transferElsewhere(&v, id); to != 0 {
+		return fmt.Errorf("%w: stream %d is being transferred to node %d", ErrNotOwner, id, to)
+	}
 	own := e.writes(st)
 	e.mu.Lock()
 	closing := e.closing[id]
@@ -209,10 +212,28 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 		return fmt.Errorf("%w: %s", ErrNotOwner, r.Reason)
 	case domain.ResultNotFound:
 		return ErrNotFound
+	case domain.ResultConflict:
+		if now := e.cfg.Plane.View(); e.transferElsewhere(&now, id) != 0 {
+			return fmt.Errorf("%w: %s", ErrNotOwner, r.Reason) // a transfer started meanwhile
+		}
+		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	default:
 		return fmt.Errorf("engine: open stream %d: %s", id, r)
 	}
 	return e.recoverOrRemember(ctx, pending)
+}
+
+// transferElsewhere is the node other than this one that stream id is
+// being transferred to in v, or 0: only that node may open it.
+func (e *Engine) transferElsewhere(v *domain.State, id uint64) domain.NodeID {
+	st, ok := v.Stream(id)
+	if !ok {
+		return 0
+	}
+	if to := v.PendingTransfer(st); to != e.cfg.By.Node {
+		return to
+	}
+	return 0
 }
 
 // writes reports whether this process opened st (it may have lost it

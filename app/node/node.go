@@ -213,6 +213,14 @@ func (n *Node) Engine() *engine.Engine { return n.engine }
 // when the node has no store.
 func (n *Node) Streams() *streams.Service { return n.streams }
 
+// Transfer moves stream name to node to (streams.Service.Transfer).
+func (n *Node) Transfer(ctx context.Context, name string, to domain.NodeID) error {
+	if n.streams == nil {
+		return ports.Errorf(ports.ErrUnavailable, "this node has no object store")
+	}
+	return n.streams.Transfer(ctx, name, to)
+}
+
 // Subscriptions returns the subscription service the Durable Streams
 // listener drives, nil when the node has no store.
 func (n *Node) Subscriptions() *subscriptions.Service { return n.subs }

@@ -54,9 +54,10 @@ func New(cfg Config) *Service {
 }
 
 // Route returns the base URL of the node serving name, or "" for this one:
-// a stream open on another live node (or being transferred to one) is
-// served there; a stream nobody holds open is served wherever it is asked
-// for, which revives it here.
+// a stream open on another live node is served there, and one nobody holds
+// open that is being transferred, by the transfer's target; any other
+// stream nobody holds open is served wherever it is asked for, which
+// revives it here.
 func (s *Service) Route(name string) (string, error) {
 	v := s.cfg.Plane.View()
 	st, ok := v.StreamByName(name)
@@ -67,9 +68,9 @@ func (s *Service) Route(name string) (string, error) {
 }
 
 func (s *Service) ownerAddress(v *domain.State, st *domain.Stream) string {
-	owner := st.TransferTo
-	if owner == 0 && v.IsOpen(st) {
-		owner = st.Owner
+	owner := v.PendingTransfer(st)
+	if v.IsOpen(st) {
+		owner = st.Owner // which serves it until it lets go
 	}
 	if owner == 0 || owner == s.cfg.By.Node {
 		return ""

@@ -15,11 +15,15 @@ import (
 
 const (
 	defaultAdminEndpoint = "http://127.0.0.1:9090"
-	adminSynopsis        = "pico admin cluster|nodes|stream NAME|set-slots N --slots K [--admin-endpoint URL] [--json]"
+	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N|set-slots N --slots K [--admin-endpoint URL] [--json]"
 	adminNotes           = `commands:
   cluster            the metadata view: applied index, counts, lease, nodes
   nodes              the registered nodes: epoch, address, slots, streams
   stream NAME        a stream's metadata: owner, epochs, committed offsets
+  transfer NAME      move a stream to node N (--to-node N, registered with
+                     slots). Ask the node that writes the stream, or any
+                     node if none does; it returns once that node has let
+                     the stream go, and N opens it at its next request.
   set-slots N        record node N's slots (--slots K). Streams are not
                      placed by slots yet; a transfer needs a target with
                      slots, and a node's restart sets its --slots again.
@@ -34,6 +38,7 @@ type adminCommand struct {
 	*command
 	args     []string
 	slots    uint64
+	toNode   uint64
 	asJSON   bool
 	endpoint string
 }
@@ -46,6 +51,7 @@ var adminVerbs = map[string]struct {
 	"nodes":     {0, adminNodes},
 	"stream":    {1, adminStream},
 	"set-slots": {1, adminSetSlots},
+	"transfer":  {1, adminTransfer},
 }
 
 func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
@@ -54,6 +60,7 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	c.fs.StringVar(&c.endpoint, "admin-endpoint", defaultAdminEndpoint, "the node's admin listener")
 	c.fs.BoolVar(&c.asJSON, "json", false, "print the admin listener's JSON")
 	c.fs.Uint64Var(&c.slots, "slots", 0, "set-slots: the node's slots")
+	c.fs.Uint64Var(&c.toNode, "to-node", 0, "transfer: the target node")
 	positional, err := c.parse(args, 1, 2)
 	if err != nil {
 		return err
@@ -67,6 +74,8 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 		return c.usageError(fmt.Sprintf("admin %s: wrong number of arguments", positional[0]))
 	case c.given("slots") != (positional[0] == "set-slots"):
 		return c.usageError("--slots goes with set-slots, which needs it")
+	case c.given("to-node") != (positional[0] == "transfer"):
+		return c.usageError("--to-node goes with transfer, which needs it")
 	}
 	return sub.run(ctx, c, stdout)
 }
@@ -141,6 +150,21 @@ func adminStream(ctx context.Context, c *adminCommand, stdout io.Writer) error {
 		return err
 	}
 	st, err := client.Stream(ctx, c.args[0])
+	if err != nil {
+		return err
+	}
+	return c.print(stdout, st, func(w io.Writer) { streamRows(w, st) })
+}
+
+func adminTransfer(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+	if c.toNode == 0 || c.toNode > 1<<32-1 {
+		return c.usageError("--to-node: want a node id from 1 to 4294967295")
+	}
+	client, err := c.client()
+	if err != nil {
+		return err
+	}
+	st, err := client.Transfer(ctx, c.args[0], uint32(c.toNode))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // fakeAdminNode is a node's metadata without the node: a state the admin
@@ -46,6 +47,20 @@ func (f *fakeAdminNode) SetSlots(_ context.Context, id domain.NodeID, slots uint
 	r := f.apply(&domain.SetSlots{By: domain.Proposer{Node: 1, Epoch: 5}, Node: id, Slots: slots})
 	if r.Code == domain.ResultNotFound {
 		return adminhttp.ErrUnknownNode
+	}
+	return nil
+}
+
+// Transfer records the transfer; the fake names only the refusals the
+// tests ask for.
+func (f *fakeAdminNode) Transfer(_ context.Context, name string, to domain.NodeID) error {
+	v := f.View()
+	st, ok := v.StreamByName(name)
+	if !ok {
+		return ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", name)
+	}
+	if r := f.apply(&domain.StartTransfer{By: domain.Proposer{Node: 1, Epoch: 5}, Stream: st.ID, To: to}); !r.OK() {
+		return ports.Errorf(ports.ErrBadRequest, "cannot transfer %s: %s", name, r.Reason)
 	}
 	return nil
 }
@@ -143,6 +158,33 @@ func TestAdminSetSlots(t *testing.T) {
 		{"admin", "frobnicate"},
 		{"admin", "stream"},
 		{"admin"},
+	} {
+		if r := pico(t, "", append(args, "--admin-endpoint", url)...); r.code != 2 || !strings.Contains(r.stderr, "usage: pico admin") {
+			t.Fatalf("%q: %+v, want a usage error", args, r)
+		}
+	}
+}
+
+func TestAdminTransfer(t *testing.T) {
+	isolate(t)
+	f, url := newFakeAdmin(t)
+	r := pico(t, "", "admin", "transfer", "orders/eu", "--to-node", "2", "--admin-endpoint", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "name          /orders/eu\n") || !strings.Contains(r.stdout, "transfer to   node 2\n") {
+		t.Fatalf("admin transfer: %+v", r)
+	}
+	v := f.View()
+	if st, _ := v.StreamByName("/orders/eu"); st.TransferTo != 2 {
+		t.Fatalf("stream after the transfer: %+v", *st)
+	}
+	pico(t, "", "admin", "transfer", "/nope", "--to-node", "2", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: no such stream: /nope\n")
+	pico(t, "", "admin", "transfer", "/f", "--to-node", "3", "--admin-endpoint", url).want(t, 1, "",
+		"pico: 400 Bad Request: cannot transfer /f: transfer target node 3 is not registered with slots\n")
+	for _, args := range [][]string{
+		{"admin", "transfer", "/f"},                         // no --to-node
+		{"admin", "transfer", "/f", "--to-node", "0"},       // no such node id
+		{"admin", "transfer", "/f", "--to-node", "1 << 33"}, // not a number
+		{"admin", "transfer", "--to-node", "2"},             // no stream
+		{"admin", "stream", "/f", "--to-node", "2"},         // --to-node without transfer
 	} {
 		if r := pico(t, "", append(args, "--admin-endpoint", url)...); r.code != 2 || !strings.Contains(r.stderr, "usage: pico admin") {
 			t.Fatalf("%q: %+v, want a usage error", args, r)

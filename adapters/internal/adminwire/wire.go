@@ -63,6 +63,13 @@ type SetSlots struct {
 	Slots *uint32 `json:"slots"`
 }
 
+// Transfer is the body of POST /admin/transfer: move the stream named
+// Stream to node ToNode.
+type Transfer struct {
+	Stream string  `json:"stream"`
+	ToNode *uint32 `json:"toNode"`
+}
+
 // Error is the body of every admin error response.
 type Error struct {
 	Error string `json:"error"`

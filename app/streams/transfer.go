@@ -1,0 +1,57 @@
+package streams
+
+import (
+	"context"
+	"errors"
+
+	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Transfer moves stream name to node to, which must be registered with
+// slots. It records the transfer (StartTransfer) and, if this process
+// writes the stream, lets it go (Engine.Close: every record committed to
+// data objects), so to opens it from the metadata alone at its next
+// request, which every node sends there from now on. Until to opens it,
+// no other node may (a target that loses its slots, or is fenced, ends the
+// transfer: domain.State.PendingTransfer).
+//
+// A stream another live process writes can only be transferred by that
+// process: that is ErrStreamConflict, naming the node. Transferring to the
+// node that already has the stream, or again to the pending target, does
+// nothing more than let go of it here. Appends during the transfer wait
+// for the close, then go to the target.
+func (s *Service) Transfer(ctx context.Context, name string, to domain.NodeID) error {
+	st, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	v := s.cfg.Plane.View()
+	if v.IsOpen(st.Stream) && st.Owner != s.cfg.By.Node {
+		return ports.Errorf(ports.ErrStreamConflict, "stream %s is written by node %d: transfer it there", name, st.Owner)
+	}
+	r, err := s.cfg.Plane.ProposeOne(ctx, &domain.StartTransfer{By: s.cfg.By, Stream: st.ID, To: to})
+	if err != nil {
+		return ports.Errorf(ports.ErrUnavailable, "recording the transfer of %s: %v", name, err)
+	}
+	switch r.Code {
+	case domain.ResultOK, domain.ResultRedundant:
+	case domain.ResultInvalid:
+		return ports.Errorf(ports.ErrBadRequest, "cannot transfer %s: %s", name, r.Reason)
+	case domain.ResultNotFound:
+		return ports.Errorf(ports.ErrStreamNotFound, "no such stream: %s", name)
+	default:
+		return ports.Errorf(ports.ErrStreamConflict, "cannot transfer %s: %s", name, r.Reason)
+	}
+	if to == s.cfg.By.Node {
+		return nil
+	}
+	switch err := s.cfg.Engine.Close(ctx, st.ID); {
+	case err == nil, errors.Is(err, engine.ErrNotLocal):
+		return nil // let go, or not written here
+	default:
+		return ports.Errorf(ports.ErrUnavailable,
+			"the transfer of %s is recorded, but this node could not let it go (try again): %v", name, err)
+	}
+}

@@ -1,0 +1,111 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// catchUp has p apply every row from applies.
+func catchUp(t *testing.T, p *process, from ...*process) {
+	t.Helper()
+	for _, q := range from {
+		if err := p.plane.WaitFor(context.Background(), q.plane.Applied()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestTransferMovesAStreamToItsTarget(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, b, third := start(t, log, store, 1, c), start(t, log, store, 2, c), start(t, log, store, 3, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	mustAppend(t, a, "/s", "r0", "r1")
+	catchUp(t, b, a)
+	if err := b.svc.Transfer(ctx, "/s", 3); !errors.Is(err, ports.ErrStreamConflict) {
+		t.Fatalf("transfer by a node that does not write the stream: %v, want a conflict", err)
+	}
+	if err := a.svc.Transfer(ctx, "/s", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.engine.Tail(a.streamID(t, "/s")); err == nil {
+		t.Fatal("the old writer still holds the stream")
+	}
+	catchUp(t, third, a)
+	for _, p := range []*process{a, third} {
+		if addr, err := p.svc.Route("/s"); err != nil || addr != "http://node2" {
+			t.Fatalf("node %d routes /s to %q (%v), want the target", p.svc.cfg.By.Node, addr, err)
+		}
+	}
+	var redirect *ports.RedirectError
+	if _, err := third.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("x")}); !errors.As(err, &redirect) || redirect.Address != "http://node2" {
+		t.Fatalf("append on another node during the transfer: %v, want a redirect to the target", err)
+	}
+	catchUp(t, b, a)
+	mustAppend(t, b, "/s", "r2")
+	if got := readAll(t, b, "/s"); !slices.Equal(got, []string{"r0", "r1", "r2"}) {
+		t.Fatalf("read on the target: %q", got)
+	}
+	v := b.plane.View()
+	if st, _ := v.StreamByName("/s"); st.Owner != 2 || !v.IsOpen(st) || st.TransferTo != 0 {
+		t.Fatalf("stream after the target opened it: %+v", *st)
+	}
+	if err := b.svc.Transfer(ctx, "/s", 2); err != nil {
+		t.Fatalf("transfer to the node that has it: %v", err)
+	}
+}
+
+func TestTransferRefusals(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	start(t, log, store, 2, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	if err := a.svc.Transfer(ctx, "/nope", 2); !errors.Is(err, ports.ErrStreamNotFound) {
+		t.Fatalf("transfer of a missing stream: %v", err)
+	}
+	if err := a.svc.Transfer(ctx, "/s", 9); !errors.Is(err, ports.ErrBadRequest) {
+		t.Fatalf("transfer to an unregistered node: %v", err)
+	}
+	if _, err := a.engine.Tail(a.streamID(t, "/s")); err != nil {
+		t.Fatalf("a refused transfer let the stream go: %v", err)
+	}
+	mustAppend(t, a, "/s", "still here")
+}
+
+// A transfer to a node that then loses its slots (here: it is fenced)
+// lapses: any node may open the stream again.
+func TestTransferLapsesWhenItsTargetGoes(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, third := start(t, log, store, 1, c), start(t, log, store, 3, c)
+	start(t, log, store, 2, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	mustAppend(t, a, "/s", "r0")
+	if err := a.svc.Transfer(ctx, "/s", 2); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := a.plane.ProposeOne(ctx, &domain.FenceNode{By: a.svc.cfg.By, Node: 2, Epoch: 1}); err != nil || !r.OK() {
+		t.Fatalf("fence node 2: %v %v", r, err)
+	}
+	catchUp(t, third, a)
+	mustAppend(t, third, "/s", "r1")
+	if got := readAll(t, third, "/s"); !slices.Equal(got, []string{"r0", "r1"}) {
+		t.Fatalf("read after the transfer lapsed: %q", got)
+	}
+}
+
+func (p *process) streamID(t *testing.T, name string) uint64 {
+	t.Helper()
+	v := p.plane.View()
+	st, ok := v.StreamByName(name)
+	if !ok {
+		t.Fatalf("no stream %s", name)
+	}
+	return st.ID
+}

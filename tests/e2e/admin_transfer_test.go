@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestAdminTransferMovesAStream moves a stream between two nodes with
+// `pico admin transfer`: the writer lets it go, both nodes send its
+// requests to the target, which opens it with every record.
+func TestAdminTransferMovesAStream(t *testing.T) {
+	meta := clusterMetaURL(t)
+	storage := t.TempDir()
+	first := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 1})
+	second := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2})
+
+	const path = "/transfer/orders"
+	mustCreate(t, first.URL+path, "text/plain")
+	mustAppend(t, first.URL+path, "text/plain", []byte("a"))
+
+	moved := runPico(t, nil, "", "admin", "transfer", path, "--to-node", "2", "--admin-endpoint", first.AdminURL)
+	if moved.code != 0 || !strings.Contains(moved.stdout, "transfer to   node 2\n") || !strings.Contains(moved.stdout, "(open: false)") {
+		t.Fatalf("admin transfer: %+v", moved)
+	}
+	send(t, "GET", first.URL+path, nil, nil).wantStatus(t, http.StatusTemporaryRedirect).
+		wantHeaders(t, "Location", second.Advertised+path)
+
+	followed, err := followingClient.Post(first.URL+path, "text/plain", strings.NewReader("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	followed.Body.Close()
+	if followed.StatusCode != http.StatusOK || followed.Header.Get("Pico-Start-Seq") != "1" {
+		t.Fatalf("POST following the redirect: %d, Pico-Start-Seq %q; want 200 and 1", followed.StatusCode, followed.Header.Get("Pico-Start-Seq"))
+	}
+	page := send(t, "GET", second.URL+path+"?seq=0&format=json", nil, nil).wantStatus(t, http.StatusOK)
+	wantBodies(t, page.what, page.records(t), 0, "a", "b")
+
+	shown := runPico(t, nil, "", "admin", "stream", path, "--admin-endpoint", second.AdminURL)
+	if shown.code != 0 || !strings.Contains(shown.stdout, "owner         node 2 at epoch") || !strings.Contains(shown.stdout, "(open: true)") {
+		t.Fatalf("admin stream after the transfer: %+v", shown)
+	}
+	refused := runPico(t, nil, "", "admin", "transfer", path, "--to-node", "1", "--admin-endpoint", first.AdminURL)
+	if refused.code != 1 || !strings.Contains(refused.stderr, "409 Conflict: stream "+path+" is written by node 2") {
+		t.Fatalf("transfer asked of a node that does not write the stream: %+v", refused)
+	}
+}

@@ -168,10 +168,11 @@ func (e *Engine) open(ctx context.Context, id uint64) error {
 	if !ok {
 		return ErrNotFound
 	}
-	if to := e.transferElsewhere(&v, id); to != 0 {
+	own := e.writes(st)
+	if to := e.transferElsewhere(&v, id); to != 0 && !(own && v.IsOpen(st)) {
+		// Its writer may still open it (to serve it until it lets go).
 		return fmt.Errorf("%w: stream %d is being transferred to node %d", ErrNotOwner, id, to)
 	}
-	own := e.writes(st)
 	e.mu.Lock()
 	closing := e.closing[id]
 	if !own {

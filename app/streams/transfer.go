@@ -47,11 +47,27 @@ func (s *Service) Transfer(ctx context.Context, name string, to domain.NodeID) e
 	if to == s.cfg.By.Node {
 		return nil
 	}
-	switch err := s.cfg.Engine.Close(ctx, st.ID); {
-	case err == nil, errors.Is(err, engine.ErrNotLocal):
-		return nil // let go, or not written here
-	default:
+	if err := s.letGo(ctx, st.ID); err != nil {
 		return ports.Errorf(ports.ErrUnavailable,
 			"the transfer of %s is recorded, but this node could not let it go (try again): %v", name, err)
 	}
+	return nil
+}
+
+// letGo closes stream id if this process writes it. A stream it opened at
+// create and has not written yet is open in the metadata only: it is
+// opened in the engine first, so that the close is recorded.
+func (s *Service) letGo(ctx context.Context, id uint64) error {
+	v := s.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	if !ok || !v.IsOpen(st) || st.Owner != s.cfg.By.Node {
+		return nil // nobody here writes it
+	}
+	if err := s.cfg.Engine.Open(ctx, id); err != nil {
+		return err
+	}
+	if err := s.cfg.Engine.Close(ctx, id); err != nil && !errors.Is(err, engine.ErrNotLocal) {
+		return err
+	}
+	return nil
 }

@@ -60,6 +60,27 @@ func TestTransferMovesAStreamToItsTarget(t *testing.T) {
 	}
 }
 
+// A stream whose create named this process its writer, and that the
+// engine has not opened (the create's caller went away), is open in the
+// metadata only: the transfer still closes it, so the target can open it.
+func TestTransferOfAStreamOpenInTheMetadataOnly(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, b := start(t, log, store, 1, c), start(t, log, store, 2, c)
+	create := &domain.CreateStream{By: a.svc.cfg.By, Name: "/s", Open: true, NowMs: c.Now().UnixMilli(),
+		Meta: domain.EncodeStreamConfig(text())}
+	if r, err := a.plane.ProposeOne(context.Background(), create); err != nil || !r.OK() {
+		t.Fatalf("create: %v %v", r, err)
+	}
+	if err := a.svc.Transfer(context.Background(), "/s", 2); err != nil {
+		t.Fatal(err)
+	}
+	catchUp(t, b, a)
+	mustAppend(t, b, "/s", "r0")
+	if got := readAll(t, b, "/s"); !slices.Equal(got, []string{"r0"}) {
+		t.Fatalf("read on the target: %q", got)
+	}
+}
+
 func TestTransferRefusals(t *testing.T) {
 	log, store, c := memlogAndStore()
 	a := start(t, log, store, 1, c)

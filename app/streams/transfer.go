@@ -18,10 +18,11 @@ import (
 // transfer: domain.State.PendingTransfer).
 //
 // A stream another live process writes can only be transferred by that
-// process: that is ErrStreamConflict, naming the node. Transferring to the
-// node that already has the stream, or again to the pending target, does
-// nothing more than let go of it here. Appends during the transfer wait
-// for the close, then go to the target.
+// process: that is ErrStreamConflict, naming the node. A transfer to the
+// node that has the stream changes nothing; one again to the pending
+// target only lets go of the stream here if this process still writes it
+// (the retry of a transfer whose close failed). Appends during the
+// transfer wait for the close, then go to the target.
 func (s *Service) Transfer(ctx context.Context, name string, to domain.NodeID) error {
 	st, err := s.lookup(name)
 	if err != nil {

@@ -73,11 +73,16 @@ func (s *State) openStream(c *OpenStream) Result {
 		return reject(ResultStaleEpoch, "stream %d is at epoch %d, cannot open at %d", c.Stream, old.Epoch, c.Epoch)
 	case s.IsOpen(old) && !s.isWriter(old, c.By):
 		return reject(ResultNotClosed, "stream %d is open on node %d", c.Stream, old.Owner)
-	case s.PendingTransfer(old) != 0 && old.TransferTo != c.By.Node:
+	case s.PendingTransfer(old) != 0 && old.TransferTo != c.By.Node && !s.isWriter(old, c.By):
+		// Its writer may reopen it (after a close of unknown outcome)
+		// until it lets it go; nobody else but the target may.
 		return reject(ResultConflict, "stream %d is transferring to node %d", c.Stream, old.TransferTo)
 	}
 	st := *old
-	st.Epoch, st.Owner, st.OwnerEpoch, st.Open, st.TransferTo = c.Epoch, c.By.Node, c.By.Epoch, true, 0
+	st.Epoch, st.Owner, st.OwnerEpoch, st.Open = c.Epoch, c.By.Node, c.By.Epoch, true
+	if c.By.Node == old.TransferTo || s.PendingTransfer(old) == 0 {
+		st.TransferTo = 0 // the target has it, or the transfer had lapsed
+	}
 	st.Unrecovered = withUnrecovered(old, c.By)
 	s.reassign(old.Owner, c.By.Node)
 	s.streams = s.streams.Set(st.ID, &st)
@@ -263,14 +268,22 @@ func (s *State) startTransfer(c *StartTransfer) Result {
 	if n, known := s.Node(c.To); !known || n.Slots == 0 {
 		return reject(ResultInvalid, "transfer target node %d is not registered with slots", c.To)
 	}
+	pending := s.PendingTransfer(old)
 	switch {
-	case old.TransferTo == c.To || (old.TransferTo == 0 && old.Owner == c.To):
+	case pending == c.To || (old.TransferTo == 0 && old.Owner == c.To):
 		return redundant(uint64(c.To))
-	case old.TransferTo != 0:
-		return reject(ResultConflict, "stream %d is already transferring to node %d", c.Stream, old.TransferTo)
+	case pending != 0:
+		return reject(ResultConflict, "stream %d is already transferring to node %d", c.Stream, pending)
+	case s.IsOpen(old) && !s.isWriter(old, c.By):
+		return reject(ResultNotClosed, "stream %d is open on node %d: only its writer may transfer it", c.Stream, old.Owner)
 	}
+	// A lapsed transfer (its target has no slots) is replaced; one to the
+	// stream's own node just ends it.
 	st := *old
 	st.TransferTo = c.To
+	if old.Owner == c.To {
+		st.TransferTo = 0
+	}
 	s.streams = s.streams.Set(st.ID, &st)
 	return ok(uint64(c.To))
 }

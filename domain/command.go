@@ -222,7 +222,10 @@ type CompactObjects struct {
 }
 
 // StartTransfer records that stream should move to node To. The same pending
-// transfer again is ResultRedundant; a different one is ResultConflict.
+// transfer again is ResultRedundant; a different one is ResultConflict. An
+// open stream moves only at its writer's word (else ResultNotClosed). A
+// transfer whose target has no slots has lapsed (State.PendingTransfer):
+// a new one replaces it.
 type StartTransfer struct {
 	By     Proposer
 	Stream uint64

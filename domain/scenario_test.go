@@ -281,12 +281,27 @@ func TestStreamScenarios(t *testing.T) {
 					t.Errorf("pending transfer to a fenced node: %d", got)
 				}
 			}),
+			expectVal(&StartTransfer{By: p1, Stream: 1, To: 3}, ResultOK, 3), // replaces the lapsed one
 			expectVal(open(p3, 1, 2), ResultOK, 2),
 			inspect(func(t *testing.T, s *State) {
 				if st := stream(t, s, 1); st.Owner != 3 || st.TransferTo != 0 {
 					t.Errorf("stream = %+v", *st)
 				}
 			}),
+		}},
+		{"only its writer transfers an open stream, and may reopen it meanwhile", []step{
+			expectCode(reg(1, 1), ResultOK),
+			expectCode(reg(2, 1), ResultOK),
+			expectCode(reg(3, 1), ResultOK),
+			expectCode(create(p1, "/s", true), ResultOK),
+			expectCode(&StartTransfer{By: p2, Stream: 1, To: 3}, ResultNotClosed),
+			expectCode(&StartTransfer{By: p1, Stream: 1, To: 2}, ResultOK),
+			expectCode(open(p3, 1, 2), ResultNotClosed),
+			expectVal(open(p1, 1, 2), ResultOK, 2), // after a close of unknown outcome
+			expectCode(closeS(p1, 1, 1), ResultStaleEpoch),
+			expectCode(closeS(p1, 1, 2), ResultOK),
+			expectCode(open(p1, 1, 3), ResultConflict),
+			expectCode(open(p2, 1, 3), ResultOK),
 		}},
 		{"transfer target opens directly", []step{
 			expectCode(reg(1, 1), ResultOK),

@@ -32,9 +32,9 @@ type Node interface {
 	SetSlots(ctx context.Context, node domain.NodeID, slots uint32) error
 	// Transfer moves a stream to a node registered with slots and returns
 	// once this node has let go of it: a ports.StreamError of kind
-	// ErrStreamNotFound, ErrBadRequest (no such target), ErrStreamConflict
-	// (another transfer is pending, or another node writes the stream) or
-	// ErrUnavailable.
+	// ErrStreamNotFound, ErrStreamGone (deleted, kept for its forks),
+	// ErrBadRequest (no such target), ErrStreamConflict (another transfer
+	// is pending, or another node writes the stream) or ErrUnavailable.
 	Transfer(ctx context.Context, stream string, to domain.NodeID) error
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.

@@ -40,6 +40,8 @@ func transferStatus(err error) int {
 	switch {
 	case errors.Is(err, ports.ErrStreamNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, ports.ErrStreamGone):
+		return http.StatusGone
 	case errors.Is(err, ports.ErrBadRequest):
 		return http.StatusBadRequest
 	case errors.Is(err, ports.ErrStreamConflict):

@@ -50,6 +50,13 @@ func (l *slowLog) slows(payload []byte) bool {
 // returned.
 func closeUnknown(t *testing.T, hold bool) (*process, uint64) {
 	t.Helper()
+	return closeUnknownAfter(t, hold, func(*process, uint64) {})
+}
+
+// closeUnknownAfter is closeUnknown with before run once the records are
+// committed, before the close.
+func closeUnknownAfter(t *testing.T, hold bool, before func(*process, uint64)) (*process, uint64) {
+	t.Helper()
 	log := &slowLog{MetaLog: memlog.New()}
 	p := startProcess(t, log, memstore.New(), 1, 1)
 	id := p.create(t, "/s")
@@ -58,6 +65,7 @@ func closeUnknown(t *testing.T, hold bool) (*process, uint64) {
 	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
+	before(p, id)
 	log.delay.Store(int64(200 * time.Millisecond))
 	if hold {
 		go p.plane.ProposeOne(ctx, &domain.ReserveObjects{By: p.by, Count: 1, TTLMs: 1000, NowMs: 1})
@@ -93,6 +101,36 @@ func TestCloseOfUnknownOutcomeThatDidNotApply(t *testing.T) {
 		t.Fatal("the close was written after all: the test did not set up its case")
 	}
 	checkReopened(t, p, id)
+}
+
+// A writer whose close for a transfer had an unknown outcome, and did not
+// apply, may open the stream again and serve it until it lets go: the
+// pending transfer refuses every other node but the target, not the
+// writer, and stays pending.
+func TestWriterReopensDuringATransferAfterACloseInDoubt(t *testing.T) {
+	ctx := context.Background()
+	p, id := closeUnknownAfter(t, true, func(p *process, id uint64) {
+		for _, c := range []domain.Command{
+			&domain.RegisterNode{Node: 2, Epoch: 1, Address: "http://node2", Slots: 1},
+			&domain.StartTransfer{By: p.by, Stream: id, To: 2},
+		} {
+			if r, err := p.plane.ProposeOne(ctx, c); err != nil || !r.OK() {
+				t.Fatalf("%T: %v %v", c, r, err)
+			}
+		}
+	})
+	v := p.plane.View()
+	if st, _ := v.Stream(id); !st.Open {
+		t.Fatal("the close was written after all: the test did not set up its case")
+	}
+	checkReopened(t, p, id)
+	if err := p.engine.Close(ctx, id); err != nil {
+		t.Fatalf("letting the stream go after reopening it: %v", err)
+	}
+	v = p.plane.View()
+	if st, _ := v.Stream(id); st.Open || v.PendingTransfer(st) != 2 {
+		t.Fatalf("stream after the close: %+v, want closed and still transferring to node 2", *st)
+	}
 }
 
 // checkReopened opens the stream again on the same process: it resumes at

@@ -17,7 +17,7 @@ import (
 // Streams that cannot be recorded are handed back all the same, to start
 // their window again with their next writer.
 func (s *Service) HandOff(ctx context.Context) error {
-	if err := s.recordAccesses(ctx); err != nil {
+	if err := s.recordAccesses(ctx, s.cfg.Engine.Local()); err != nil {
 		s.cfg.Logger.Warn("recording the last accesses of idle-TTL streams failed", "err", err)
 	}
 	return s.cfg.Engine.CloseAll(ctx)
@@ -26,11 +26,13 @@ func (s *Service) HandOff(ctx context.Context) error {
 // handOffBatch bounds the commands of one proposal.
 const handOffBatch = 128
 
-func (s *Service) recordAccesses(ctx context.Context) error {
+// recordAccesses records in the config of each idle-TTL stream of ids that
+// this process writes that it was accessed until now (see HandOff).
+func (s *Service) recordAccesses(ctx context.Context, ids []uint64) error {
 	v := s.cfg.Plane.View()
 	now := s.cfg.Now().UnixMilli()
 	var cmds []domain.Command
-	for _, id := range s.cfg.Engine.Local() {
+	for _, id := range ids {
 		st, ok := v.Stream(id)
 		if !ok || !v.IsOpen(st) {
 			continue

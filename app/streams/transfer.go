@@ -55,9 +55,11 @@ func (s *Service) Transfer(ctx context.Context, name string, to domain.NodeID) e
 	return nil
 }
 
-// letGo closes stream id if this process writes it. A stream it opened at
-// create and has not written yet is open in the metadata only: it is
-// opened in the engine first, so that the close is recorded.
+// letGo closes stream id if this process writes it, as HandOff does: an
+// idle-TTL stream first records its last access, from which the other
+// nodes expire it while nobody holds it. A stream it opened at create and
+// has not written yet is open in the metadata only: it is opened in the
+// engine first, so that the close is recorded.
 func (s *Service) letGo(ctx context.Context, id uint64) error {
 	v := s.cfg.Plane.View()
 	st, ok := v.Stream(id)
@@ -65,6 +67,9 @@ func (s *Service) letGo(ctx context.Context, id uint64) error {
 		return nil // nobody here writes it
 	}
 	if err := s.cfg.Engine.Open(ctx, id); err != nil {
+		return err
+	}
+	if err := s.recordAccesses(ctx, []uint64{id}); err != nil {
 		return err
 	}
 	if err := s.cfg.Engine.Close(ctx, id); err != nil && !errors.Is(err, engine.ErrNotLocal) {

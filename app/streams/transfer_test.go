@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -78,6 +79,29 @@ func TestTransferOfAStreamOpenInTheMetadataOnly(t *testing.T) {
 	mustAppend(t, b, "/s", "r0")
 	if got := readAll(t, b, "/s"); !slices.Equal(got, []string{"r0"}) {
 		t.Fatalf("read on the target: %q", got)
+	}
+}
+
+// An idle-TTL stream records its last access when its writer lets it go
+// for a transfer: nobody holds it until the target's next request, and
+// meanwhile the other nodes expire it from that time, as after a handoff.
+func TestTransferOfAnIdleTTLStreamKeepsItsWindow(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, third := start(t, log, store, 1, c), start(t, log, store, 3, c)
+	start(t, log, store, 2, c)
+	ctx := context.Background()
+	cfg := domain.StreamConfig{ContentType: "text/plain", IdleTTLSec: 60}
+	if _, _, err := a.svc.Create(ctx, "/s", cfg, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, a, "/s", "r0")
+	if err := a.svc.Transfer(ctx, "/s", 2); err != nil {
+		t.Fatal(err)
+	}
+	catchUp(t, third, a)
+	c.advance(61 * time.Second)
+	if _, err := third.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("late")}); !errors.Is(err, ports.ErrStreamNotFound) {
+		t.Fatalf("append to an idle-TTL stream unused for longer than its TTL during its transfer: %v, want not found", err)
 	}
 }
 

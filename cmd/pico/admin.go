@@ -15,7 +15,7 @@ import (
 
 const (
 	defaultAdminEndpoint = "http://127.0.0.1:9090"
-	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N|set-slots N --slots K [--admin-endpoint URL] [--json]"
+	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N [--wait]|set-slots N --slots K [--admin-endpoint URL] [--json]"
 	adminNotes           = `commands:
   cluster            the metadata view: applied index, counts, lease, nodes
   nodes              the registered nodes: epoch, address, slots, streams
@@ -24,6 +24,7 @@ const (
                      slots). Ask the node that writes the stream, or any
                      node if none does; it returns once that node has let
                      the stream go, and N opens it at its next request.
+                     --wait also waits (up to 30 s) until N has opened it.
   set-slots N        record node N's slots (--slots K). Streams are not
                      placed by slots yet; a transfer needs a target with
                      slots, and a node's restart sets its --slots again.
@@ -39,6 +40,7 @@ type adminCommand struct {
 	args     []string
 	slots    uint64
 	toNode   uint64
+	wait     bool
 	asJSON   bool
 	endpoint string
 }
@@ -61,6 +63,7 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 	c.fs.BoolVar(&c.asJSON, "json", false, "print the admin listener's JSON")
 	c.fs.Uint64Var(&c.slots, "slots", 0, "set-slots: the node's slots")
 	c.fs.Uint64Var(&c.toNode, "to-node", 0, "transfer: the target node")
+	c.fs.BoolVar(&c.wait, "wait", false, "transfer: wait until the target has opened the stream")
 	positional, err := c.parse(args, 1, 2)
 	if err != nil {
 		return err
@@ -76,6 +79,8 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writ
 		return c.usageError("--slots goes with set-slots, which needs it")
 	case c.given("to-node") != (positional[0] == "transfer"):
 		return c.usageError("--to-node goes with transfer, which needs it")
+	case c.given("wait") && positional[0] != "transfer":
+		return c.usageError("--wait goes with transfer")
 	}
 	return sub.run(ctx, c, stdout)
 }
@@ -165,10 +170,38 @@ func adminTransfer(ctx context.Context, c *adminCommand, stdout io.Writer) error
 		return err
 	}
 	st, err := client.Transfer(ctx, c.args[0], uint32(c.toNode))
+	if err == nil && c.wait {
+		st, err = awaitOpenOn(ctx, client, c.args[0], uint32(c.toNode))
+	}
 	if err != nil {
 		return err
 	}
 	return c.print(stdout, st, func(w io.Writer) { streamRows(w, st) })
+}
+
+// transferWaitLimit bounds transfer --wait.
+var transferWaitLimit = 30 * time.Second
+
+// awaitOpenOn polls stream name until node opens it, which it does at its
+// first request for the stream after the transfer.
+func awaitOpenOn(ctx context.Context, client *adminclient.Client, name string, node uint32) (adminclient.Stream, error) {
+	ctx, cancel := context.WithTimeout(ctx, transferWaitLimit)
+	defer cancel()
+	for {
+		st, err := client.Stream(ctx, name)
+		switch {
+		case err == nil && st.Owner == node && st.Open:
+			return st, nil
+		case ctx.Err() != nil:
+			return st, fmt.Errorf("node %d has not opened %s within %v: it opens it at its next request for it", node, name, transferWaitLimit)
+		case err != nil:
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func streamRows(w io.Writer, st adminclient.Stream) {

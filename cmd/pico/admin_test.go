@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/domain"
@@ -179,7 +180,26 @@ func TestAdminTransfer(t *testing.T) {
 	pico(t, "", "admin", "transfer", "/nope", "--to-node", "2", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: no such stream: /nope\n")
 	pico(t, "", "admin", "transfer", "/f", "--to-node", "3", "--admin-endpoint", url).want(t, 1, "",
 		"pico: 400 Bad Request: cannot transfer /f: transfer target node 3 is not registered with slots\n")
+	defer func(limit time.Duration) { transferWaitLimit = limit }(transferWaitLimit)
+	transferWaitLimit = 300 * time.Millisecond
+	r = pico(t, "", "admin", "transfer", "/f", "--to-node", "2", "--wait", "--admin-endpoint", url)
+	if r.code != 1 || !strings.Contains(r.stderr, "pico: node 2 has not opened /f within 300ms") {
+		t.Fatalf("admin transfer --wait with nobody opening the stream: %+v", r)
+	}
+	transferWaitLimit = 10 * time.Second
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		v := f.View()
+		st, _ := v.StreamByName("/orders/eu")
+		f.apply(&domain.CloseStream{By: domain.Proposer{Node: 1, Epoch: 5}, Stream: st.ID, Epoch: st.Epoch})
+		f.apply(&domain.OpenStream{By: domain.Proposer{Node: 2, Epoch: 9}, Stream: st.ID, Epoch: st.Epoch + 1})
+	}()
+	r = pico(t, "", "admin", "transfer", "/orders/eu", "--to-node", "2", "--wait", "--admin-endpoint", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "owner         node 2 at epoch 9 (open: true)\n") {
+		t.Fatalf("admin transfer --wait: %+v", r)
+	}
 	for _, args := range [][]string{
+		{"admin", "stream", "/f", "--wait"},                 // --wait without transfer
 		{"admin", "transfer", "/f"},                         // no --to-node
 		{"admin", "transfer", "/f", "--to-node", "0"},       // no such node id
 		{"admin", "transfer", "/f", "--to-node", "1 << 33"}, // not a number

@@ -37,9 +37,10 @@ func TestAdminTransferMovesAStream(t *testing.T) {
 	page := send(t, "GET", second.URL+path+"?seq=0&format=json", nil, nil).wantStatus(t, http.StatusOK)
 	wantBodies(t, page.what, page.records(t), 0, "a", "b")
 
-	shown := runPico(t, nil, "", "admin", "stream", path, "--admin-endpoint", second.AdminURL)
+	// The target has opened it: --wait returns at once.
+	shown := runPico(t, nil, "", "admin", "transfer", path, "--to-node", "2", "--wait", "--admin-endpoint", second.AdminURL)
 	if shown.code != 0 || !strings.Contains(shown.stdout, "owner         node 2 at epoch") || !strings.Contains(shown.stdout, "(open: true)") {
-		t.Fatalf("admin stream after the transfer: %+v", shown)
+		t.Fatalf("admin transfer --wait after the target opened the stream: %+v", shown)
 	}
 	refused := runPico(t, nil, "", "admin", "transfer", path, "--to-node", "1", "--admin-endpoint", first.AdminURL)
 	if refused.code != 1 || !strings.Contains(refused.stderr, "409 Conflict: stream "+path+" is written by node 2") {

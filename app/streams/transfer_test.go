@@ -3,7 +3,11 @@ package streams
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,4 +157,85 @@ func (p *process) streamID(t *testing.T, name string) uint64 {
 		t.Fatalf("no stream %s", name)
 	}
 	return st.ID
+}
+
+// Appends that race a transfer are each acknowledged once: by the old
+// writer before it lets go, or, redirected, by the target; none is lost or
+// written twice, and each appender's records stay in its order.
+func TestAppendsRacingATransfer(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, b := start(t, log, store, 1, c), start(t, log, store, 2, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	const appenders = 4
+	var wg sync.WaitGroup
+	var took [2]atomic.Int64 // appends each node acknowledged
+	stop := make(chan struct{})
+	for w := range appenders {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n, err := appendFollowing(ctx, []*process{a, b}, "/s", fmt.Sprintf("%d-%06d", w, i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				took[n].Add(1)
+			}
+		})
+	}
+	for took[0].Load() < 50 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.svc.Transfer(ctx, "/s", 2); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); took[1].Load() < 50 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if took[1].Load() == 0 {
+		t.Fatalf("the target acknowledged no append after the transfer (the old writer %d)", took[0].Load())
+	}
+	catchUp(t, b, a)
+	got := readAll(t, b, "/s")
+	seen := map[string]bool{}
+	last := make([]string, appenders)
+	for _, body := range got {
+		w, _ := strconv.Atoi(body[:1])
+		if seen[body] || body <= last[w] {
+			t.Fatalf("record %q again or out of its appender's order", body)
+		}
+		seen[body], last[w] = true, body
+	}
+	if want := took[0].Load() + took[1].Load(); int64(len(got)) != want {
+		t.Fatalf("%d records after the transfer, %d acknowledged", len(got), want)
+	}
+}
+
+// appendFollowing appends one record the way a client does: to the first
+// node, then wherever it is redirected, retrying while the nodes' views
+// disagree for a moment. It returns the index of the node that took it.
+func appendFollowing(ctx context.Context, nodes []*process, name, body string) (int, error) {
+	n := 0
+	for range 200 {
+		_, err := nodes[n].svc.Append(ctx, name, ports.AppendRequest{Records: recs(body)})
+		var redirect *ports.RedirectError
+		switch {
+		case err == nil:
+			return n, nil
+		case errors.As(err, &redirect) && slices.ContainsFunc(nodes, func(p *process) bool { return p.svc.cfg.Address == redirect.Address }):
+			n = slices.IndexFunc(nodes, func(p *process) bool { return p.svc.cfg.Address == redirect.Address })
+		case errors.Is(err, ports.ErrUnavailable):
+			time.Sleep(time.Millisecond) // a view behind the other node's
+		default:
+			return n, fmt.Errorf("append %s: %w", body, err)
+		}
+	}
+	return n, fmt.Errorf("append %s: no node took it", body)
 }

@@ -1,6 +1,7 @@
 // Package adminhttp serves the admin listener over echo: liveness and
 // readiness probes, the cluster view as JSON, a stream's metadata, node
-// slots, and metrics for Prometheus. Every error is the admin error JSON.
+// slots, transfers, metrics for Prometheus, and a dashboard at / that
+// reads that JSON. Every error is the admin error JSON.
 package adminhttp
 
 import (
@@ -55,6 +56,7 @@ func New(n Node, openAPI []byte) http.Handler {
 	e.POST("/admin/nodes/:id", h.setSlots)
 	e.GET("/admin/streams/*", h.stream)
 	e.POST("/admin/transfer", h.transfer)
+	routeDashboard(e)
 	e.GET("/metrics", echo.WrapHandler(metricsHandler(n)))
 	if openAPI != nil {
 		e.GET("/openapi.yaml", func(c echo.Context) error {

@@ -106,6 +106,11 @@ type AppendRequest struct {
 	// before anything else but closure (a closed stream answers
 	// ErrStreamClosed whatever the type).
 	ContentType string
+	// JSONChecked says the caller has checked that every record is one
+	// JSON value in UTF-8 (domain.ValidJSON), as a JSON stream's records
+	// must be: the service then does not check them again. Unset, it
+	// checks them if the stream is JSON.
+	JSONChecked bool
 }
 
 // AppendResult says where an append landed.

@@ -55,6 +55,7 @@ func (s *server) append(c echo.Context, name string) error {
 	if req.Records, err = bodyRecords(req.ContentType, body, false); err != nil {
 		return s.explainBody(c, name, req.ContentType, err)
 	}
+	req.JSONChecked = isJSON(req.ContentType) // see jsonMessages
 	if req.WriterSeq, _ = first(r.Header[keySeq]); len(req.WriterSeq) > maxWriterSeqBytes {
 		return s.explainBody(c, name, req.ContentType, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,31 +34,31 @@ func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Recor
 // jsonMessages splits a JSON body into messages: the elements of a
 // top-level array (flattened one level only), or else the one value. Each
 // is stored compacted, so it fits on one line of an event stream.
+//
+// The body is checked and compacted in one pass (json.Compact refuses
+// invalid JSON) and the messages are cut from the compacted bytes, so every
+// message is one JSON value in UTF-8: the append tells the stream service
+// so (ports.AppendRequest.JSONChecked), which then does not check again.
 func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
-	if !domain.ValidJSON(body) {
-		return nil, badRequest("body is not valid JSON (UTF-8 text)")
-	}
-	body = bytes.TrimLeft(body, " \t\r\n")
-	// Compacting never grows JSON, so one buffer holds every message and
-	// the records alias it without reallocation.
 	var buf bytes.Buffer
 	buf.Grow(len(body))
-	if body[0] != '[' {
-		_ = json.Compact(&buf, body)
-		return []domain.Record{{Body: buf.Bytes()}}, nil
+	if json.Compact(&buf, body) != nil || !utf8.Valid(body) {
+		return nil, badRequest("body is not valid JSON (UTF-8 text)")
+	}
+	compact := buf.Bytes()
+	if compact[0] != '[' {
+		return []domain.Record{{Body: compact}}, nil
 	}
 	var records []domain.Record
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(compact))
 	_, _ = dec.Token() // the opening bracket; the body is valid JSON
 	for dec.More() {
 		if len(records) == maxJSONMessages {
 			return nil, statusError(http.StatusRequestEntityTooLarge, "a JSON append holds at most %d messages", maxJSONMessages)
 		}
-		var raw json.RawMessage
+		var raw json.RawMessage // a copy of the message's compacted bytes
 		_ = dec.Decode(&raw)
-		start := buf.Len()
-		_ = json.Compact(&buf, raw)
-		records = append(records, domain.Record{Body: buf.Bytes()[start:buf.Len():buf.Len()]})
+		records = append(records, domain.Record{Body: raw})
 	}
 	if len(records) == 0 && !allowEmpty {
 		return nil, badRequest("an empty JSON array appends nothing")

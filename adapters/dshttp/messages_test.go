@@ -1,10 +1,14 @@
 package dshttp
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/picomq/pico/domain"
 )
 
 func TestJSONMessages(t *testing.T) {
@@ -74,4 +78,40 @@ func TestPageBody(t *testing.T) {
 	if got := string(pageBody("text/plain", records)); got != `1{"a":2}` {
 		t.Errorf("text page %s", got)
 	}
+}
+
+// FuzzJSONMessages: a body is split exactly when it is one JSON value in
+// UTF-8, and then every message is one too, compacted, so the stream
+// service may take them unchecked (ports.AppendRequest.JSONChecked); put
+// back together, the messages are the compacted body.
+func FuzzJSONMessages(f *testing.F) {
+	for _, seed := range []string{`{"a": 1}`, "[1, [2, 3], {\"b\": \"\\u00e9\"}]", "[]", "[1,]", "\xff", `"\ud800"`, " [ ] "} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		records, err := jsonMessages(body, true)
+		if valid := domain.ValidJSON(body); valid != (err == nil) {
+			t.Fatalf("%q: valid %v, error %v", body, valid, err)
+		}
+		if err != nil {
+			return
+		}
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, body)
+		parts := make([][]byte, len(records))
+		for i, r := range records {
+			var again bytes.Buffer
+			if !domain.ValidJSON(r.Body) || json.Compact(&again, r.Body) != nil || !bytes.Equal(again.Bytes(), r.Body) {
+				t.Fatalf("%q: message %d %q is not one compacted JSON value", body, i, r.Body)
+			}
+			parts[i] = r.Body
+		}
+		whole := compact.Bytes()
+		if whole[0] == '[' {
+			whole = whole[1 : len(whole)-1]
+		}
+		if joined := bytes.Join(parts, []byte(",")); !bytes.Equal(joined, whole) {
+			t.Fatalf("%q: messages %q, compacted body %q", body, joined, compact.Bytes())
+		}
+	})
 }

@@ -129,8 +129,10 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 			return s.closedFirst(st, ports.Errorf(ports.ErrStreamConflict,
 				"Content-Type %.100s does not match the stream's %s", req.ContentType, st.cfg.ContentType))
 		}
-		if err := checkRecords(st.cfg.ContentType, req.Records); err != nil {
-			return s.closedFirst(st, err)
+		if !req.JSONChecked {
+			if err := checkRecords(st.cfg.ContentType, req.Records); err != nil {
+				return s.closedFirst(st, err)
+			}
 		}
 		res, err = s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
 			engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/adminwire"
+	"github.com/picomq/pico/adapters/internal/httpclient"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -21,10 +22,7 @@ func (h handlers) transfer(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil || req.Stream == "" || req.ToNode == nil || *req.ToNode == 0 {
 		return orUsage(err, fmt.Sprintf(`body: want {"stream": NAME, "toNode": N}, N from 1 to %d`, uint32(math.MaxUint32)))
 	}
-	name := req.Stream
-	if name[0] != '/' {
-		name = "/" + name // as the CLI and the listeners name streams
-	}
+	name := httpclient.StreamPath(req.Stream) // as the CLI and the listeners name streams
 	if err := h.n.Transfer(c.Request().Context(), name, domain.NodeID(*req.ToNode)); err != nil {
 		return echo.NewHTTPError(transferStatus(err), err.Error())
 	}

@@ -197,10 +197,7 @@ func awaitOpenOn(ctx context.Context, client *adminclient.Client, name string, n
 		case err != nil:
 			return st, err
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
+		pause(ctx, 100*time.Millisecond)
 	}
 }
 

@@ -3,6 +3,8 @@
 // definition of it.
 package adminwire
 
+import "encoding/json"
+
 // Node is one registered node.
 type Node struct {
 	ID       uint32 `json:"id"`
@@ -73,4 +75,31 @@ type Transfer struct {
 // Error is the body of every admin error response.
 type Error struct {
 	Error string `json:"error"`
+}
+
+// Token is a token record as GET /admin/tokens lists it: never its secret
+// or the secret's hash. Scope is the scope's JSON form (domain.Scope).
+type Token struct {
+	ID          string          `json:"id"`
+	Scope       json.RawMessage `json:"scope"`
+	Issuer      string          `json:"issuer,omitempty"`
+	CreatedAtMs int64           `json:"createdAtMs"`
+}
+
+// Tokens is the answer of GET /admin/tokens, in id order.
+type Tokens struct {
+	Tokens []Token `json:"tokens"`
+}
+
+// IssueToken is the body of POST /admin/tokens.
+type IssueToken struct {
+	ID    string          `json:"id"`
+	Scope json.RawMessage `json:"scope"`
+}
+
+// IssuedToken is the answer of POST /admin/tokens (201): the wire token,
+// shown this once, and the record as stored.
+type IssuedToken struct {
+	Token
+	Wire string `json:"token"`
 }

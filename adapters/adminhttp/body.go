@@ -21,12 +21,15 @@ var errBadBody = errors.New("not one JSON object of the request's fields")
 
 // decodeBody reads a POST's body into out: one JSON object with none but
 // out's fields, nothing after it, at most maxBody bytes (413 beyond).
-func decodeBody(c echo.Context, out any) error {
-	body, err := livehttp.ReadBody(c.Response().Writer, c.Request(), maxBody)
+func decodeBody(c echo.Context, out any) error { return decodeBodyUpTo(c, out, maxBody) }
+
+// decodeBodyUpTo is decodeBody with a limit of its own.
+func decodeBodyUpTo(c echo.Context, out any, limit int64) error {
+	body, err := livehttp.ReadBody(c.Response().Writer, c.Request(), limit)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxBody))
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", limit))
 	case err != nil:
 		return echo.NewHTTPError(http.StatusBadRequest, "reading the body: "+err.Error())
 	}

@@ -8,7 +8,9 @@ import (
 )
 
 // dashboardFiles is the dashboard at /: a page that reads the admin JSON
-// (/admin/cluster every two seconds, /admin/streams/NAME on request).
+// (/admin/cluster every two seconds, /admin/streams/NAME on request) and
+// lists, issues and revokes tokens (/admin/tokens), sending the token it
+// keeps in session storage, which it asks for on a 401.
 //
 //go:embed dashboard
 var dashboardFiles embed.FS
@@ -30,8 +32,12 @@ func dashboardFile(name, contentType string) echo.HandlerFunc {
 	}
 }
 
-func routeDashboard(e *echo.Echo) {
-	e.GET("/", dashboardFile("index.html", "text/html; charset=utf-8"))
-	e.GET("/dashboard.js", dashboardFile("dashboard.js", "text/javascript; charset=utf-8"))
-	e.GET("/dashboard.css", dashboardFile("dashboard.css", "text/css; charset=utf-8"))
+// dashboardRoutes serve the page and its files to anyone: the page asks
+// for a token when the admin JSON needs one.
+func dashboardRoutes() []route {
+	return []route{
+		{http.MethodGet, "/", dashboardFile("index.html", "text/html; charset=utf-8"), public},
+		{http.MethodGet, "/dashboard.js", dashboardFile("dashboard.js", "text/javascript; charset=utf-8"), public},
+		{http.MethodGet, "/dashboard.css", dashboardFile("dashboard.css", "text/css; charset=utf-8"), public},
+	}
 }

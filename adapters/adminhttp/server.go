@@ -13,7 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/adminwire"
+	"github.com/picomq/pico/adapters/internal/authgate"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // Node is what the admin listener needs from the running node. The app
@@ -42,31 +44,90 @@ type Node interface {
 	Metrics() []Metric
 }
 
+// AuthNode is a Node that authorizes requests and administers tokens;
+// a Node that is not one serves with auth off and administers no tokens.
+type AuthNode interface {
+	Node
+	// Auth decides requests; nil while auth is off.
+	Auth() ports.Authorizer
+	// Tokens issues, revokes and lists tokens.
+	Tokens() ports.TokenAdmin
+}
+
 // New returns the admin HTTP handler. openAPI, when given, is served at
-// /openapi.yaml: the stream protocol's description.
+// /openapi.yaml: the stream protocol's description. An AuthNode's
+// authorizer decides every request but the public routes.
 func New(n Node, openAPI []byte) http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = renderError
-	h := handlers{n}
-	e.GET("/health", h.health)
-	e.GET("/ready", h.ready)
-	e.GET("/admin/cluster", h.cluster)
-	e.GET("/admin/nodes", h.nodes)
-	e.POST("/admin/nodes/:id", h.setSlots)
-	e.GET("/admin/streams/*", h.stream)
-	e.POST("/admin/transfer", h.transfer)
-	routeDashboard(e)
-	e.GET("/metrics", echo.WrapHandler(metricsHandler(n)))
-	if openAPI != nil {
-		e.GET("/openapi.yaml", func(c echo.Context) error {
-			return c.Blob(http.StatusOK, "application/yaml", openAPI)
-		})
+	h := handlers{n: n}
+	var gate *authgate.Gate
+	if an, ok := n.(AuthNode); ok {
+		h.tokenAdmin, gate = an.Tokens(), authgate.New(an.Auth(), domain.AudienceAdmin)
+	}
+	for _, rt := range routes(h, openAPI) {
+		e.Add(rt.method, rt.path, rt.serve, admit(gate, rt.auth))
 	}
 	return e
 }
 
-type handlers struct{ n Node }
+// route is one admin route and the one operation it is.
+type route struct {
+	method, path string
+	serve        echo.HandlerFunc
+	auth         authgate.Route
+}
+
+// public routes need no credential: probes, the dashboard's files, the
+// protocol's description.
+var public = authgate.Route{Public: true}
+
+func op(o domain.Op) authgate.Route { return authgate.Route{Op: o} }
+
+// routes is the admin listener's route table: each route with its
+// operation. Admin operations name no stream or token at the gate; the
+// token handlers apply the caller's token matchers themselves.
+func routes(h handlers, openAPI []byte) []route {
+	rs := []route{
+		{http.MethodGet, "/health", h.health, public},
+		{http.MethodGet, "/ready", h.ready, public},
+		{http.MethodGet, "/admin/cluster", h.cluster, op(domain.OpClusterRead)},
+		{http.MethodGet, "/admin/nodes", h.nodes, op(domain.OpNodeRead)},
+		{http.MethodPost, "/admin/nodes/:id", h.setSlots, op(domain.OpUpdateNodeSlots)},
+		{http.MethodGet, "/admin/streams/*", h.stream, op(domain.OpStreamInspect)},
+		{http.MethodPost, "/admin/transfer", h.transfer, op(domain.OpTransferStream)},
+		{http.MethodGet, "/metrics", echo.WrapHandler(metricsHandler(h.n)), op(domain.OpClusterRead)},
+	}
+	rs = append(rs, tokenRoutes(h)...)
+	rs = append(rs, dashboardRoutes()...)
+	if openAPI != nil {
+		rs = append(rs, route{http.MethodGet, "/openapi.yaml", func(c echo.Context) error {
+			return c.Blob(http.StatusOK, "application/yaml", openAPI)
+		}, public})
+	}
+	return rs
+}
+
+// admit runs the gate before a route's handler reads anything.
+func admit(gate *authgate.Gate, rt authgate.Route) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r, release, err := gate.Admit(c.Request(), rt)
+			if err != nil {
+				return echo.NewHTTPError(authgate.Status(err), err.Error())
+			}
+			defer release()
+			c.SetRequest(r)
+			return next(c)
+		}
+	}
+}
+
+type handlers struct {
+	n          Node
+	tokenAdmin ports.TokenAdmin // nil: the token routes answer 503
+}
 
 type probe struct {
 	OK    bool   `json:"ok"`
@@ -93,5 +154,6 @@ func renderError(err error, c echo.Context) {
 	if errors.As(err, &he) {
 		code, msg = he.Code, fmt.Sprint(he.Message)
 	}
+	authgate.SetChallenge(c.Response().Header(), code)
 	c.JSON(code, adminwire.Error{Error: msg})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/authgate"
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/adapters/internal/streamroute"
 	"github.com/picomq/pico/ports"
@@ -48,6 +49,8 @@ var serviceStatuses = []struct {
 	{ports.ErrProducerFenced, http.StatusForbidden},
 	{ports.ErrMatchFailed, http.StatusConflict},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable},
+	{ports.ErrUnauthenticated, http.StatusUnauthorized},
+	{ports.ErrForbidden, http.StatusForbidden},
 }
 
 // renderError is echo's error handler: every failure a handler returns
@@ -62,6 +65,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, cacheNoStore)
 	status, message := s.describe(err, h)
+	authgate.SetChallenge(h, status)
 	var he *httpError
 	switch {
 	case c.Request().Method == http.MethodHead:

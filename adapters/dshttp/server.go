@@ -19,14 +19,18 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/authgate"
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/adapters/internal/streamroute"
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
 // Config configures the Durable Streams listener.
 type Config struct {
 	Streams ports.Streams
+	// Auth decides every request but preflights (nil: auth is off).
+	Auth ports.Authorizer
 	// Subscriptions serves the subscription API under "<root>/__ds/";
 	// nil answers every path there with 404 SUBSCRIPTION_NOT_FOUND.
 	Subscriptions ports.Subscriptions
@@ -76,6 +80,7 @@ type server struct {
 	jitterSeconds func() uint64
 	// keepAlive is the silence after which an event stream sends a comment.
 	keepAlive time.Duration
+	gate      *authgate.Gate
 }
 
 func newServer(cfg Config) *server {
@@ -98,7 +103,8 @@ func newServer(cfg Config) *server {
 		log = slog.Default()
 	}
 	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log,
-		jitterSeconds: func() uint64 { return 1 + rand.Uint64N(maxCursorJitterSec) }, keepAlive: sseKeepAlive}
+		jitterSeconds: func() uint64 { return 1 + rand.Uint64N(maxCursorJitterSec) }, keepAlive: sseKeepAlive,
+		gate: authgate.New(cfg.Auth, domain.AudienceDurableStreams)}
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
@@ -113,10 +119,21 @@ func (s *server) handler() http.Handler {
 }
 
 func (s *server) serve(c echo.Context) error {
-	r := c.Request()
-	if r.Method == http.MethodOptions {
+	if c.Request().Method == http.MethodOptions {
 		return preflight(c)
 	}
+	r, release, err := s.gate.Admit(c.Request(), route(c.Request()))
+	if err != nil {
+		return err
+	}
+	defer release()
+	c.SetRequest(r)
+	return authgate.Ended(r, s.dispatch(c))
+}
+
+// dispatch serves an admitted request.
+func (s *server) dispatch(c echo.Context) error {
+	r := c.Request()
 	name := streamroute.StreamName(r)
 	if root, rest, ok := controlRoute(name); ok {
 		return s.control(c, root, rest)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/authgate"
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/adapters/internal/streamroute"
 	"github.com/picomq/pico/ports"
@@ -27,6 +28,8 @@ const (
 	codeUnavailable      = "unavailable"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeInternal         = "internal"
+	codeUnauthorized     = "unauthorized"
+	codeForbidden        = "forbidden"
 )
 
 // protocolError is an error this listener finds itself, before or without
@@ -65,6 +68,8 @@ var serviceErrorCodes = []struct {
 	{ports.ErrProducerFenced, http.StatusForbidden, codeFenced},
 	{ports.ErrMatchFailed, http.StatusPreconditionFailed, codeMatchFailed},
 	{ports.ErrUnavailable, http.StatusServiceUnavailable, codeUnavailable},
+	{ports.ErrUnauthenticated, http.StatusUnauthorized, codeUnauthorized},
+	{ports.ErrForbidden, http.StatusForbidden, codeForbidden},
 }
 
 // renderError is echo's error handler: every failure a handler returns
@@ -78,6 +83,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	}
 	h := c.Response().Header()
 	status, body := s.describe(err, h)
+	authgate.SetChallenge(h, status)
 	if body.Error == codeMethodNotAllowed {
 		h.Set(echo.HeaderAllow, allowedMethods)
 	}

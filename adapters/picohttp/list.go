@@ -1,12 +1,15 @@
 package picohttp
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/authgate"
 	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -43,12 +46,18 @@ func (s *server) list(c echo.Context) error {
 	if limit == 0 {
 		limit = defaultListLimit
 	}
-	page, err := s.streams.List(c.Request().Context(), q.Get("prefix"), q.Get("start_after"), int(limit))
+	ctx := c.Request().Context()
+	grant, scoped := authgate.GrantOf(ctx)
+	if !scoped {
+		grant.Scope = domain.RootScope()
+	}
+	page, err := visiblePage(ctx, s.streams, grant.Scope, q.Get("prefix"), q.Get("start_after"), int(limit))
 	if err != nil {
 		return err
 	}
 	body := listBody{Streams: make([]listEntry, 0, len(page.Streams)), HasMore: page.HasMore}
 	for _, info := range page.Streams {
+		info.Name = grant.Scope.Relative(info.Name)
 		body.Streams = append(body.Streams, listEntryOf(info))
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, cacheNoStore)
@@ -60,6 +69,40 @@ func (s *server) list(c echo.Context) error {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// maxListScans bounds the pages one listing reads to fill a page with
+// streams the caller's scope covers.
+const maxListScans = 16
+
+// visiblePage lists the streams scope covers, with the client's prefix and
+// start inside an auto-prefixed scope's prefix.
+func visiblePage(ctx context.Context, streams ports.Streams, scope domain.Scope, prefix, after string, limit int) (ports.ListPage, error) {
+	prefix = scope.Resolve(prefix)
+	if after != "" {
+		after = scope.Resolve(after)
+	}
+	var out ports.ListPage
+	for range maxListScans {
+		page, err := streams.List(ctx, prefix, after, limit)
+		if err != nil {
+			return out, err
+		}
+		for _, info := range page.Streams {
+			if scope.Streams.Matches(info.Name) {
+				out.Streams = append(out.Streams, info)
+			}
+		}
+		out.HasMore = page.HasMore
+		if len(out.Streams) >= limit || !page.HasMore || len(page.Streams) == 0 {
+			break
+		}
+		after = page.Streams[len(page.Streams)-1].Name
+	}
+	if len(out.Streams) > limit {
+		out.Streams, out.HasMore = out.Streams[:limit], true
+	}
+	return out, nil
 }
 
 func listEntryOf(info ports.StreamInfo) listEntry {

@@ -13,8 +13,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/authgate"
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/adapters/internal/streamroute"
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -26,6 +28,8 @@ var OpenAPI []byte
 // Config configures the Pico listener.
 type Config struct {
 	Streams ports.Streams
+	// Auth decides every request but preflights (nil: auth is off).
+	Auth ports.Authorizer
 	// Routing is "redirect" (the default: answer 307 to the stream's owner)
 	// or "local" (never redirect).
 	Routing string
@@ -68,6 +72,7 @@ type server struct {
 	log      *slog.Logger
 	// keepAlive is the silence after which an event stream sends a comment.
 	keepAlive time.Duration
+	gate      *authgate.Gate
 }
 
 func newServer(cfg Config) *server {
@@ -94,7 +99,8 @@ func newServer(cfg Config) *server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log, keepAlive: sseKeepAlive}
+	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log, keepAlive: sseKeepAlive,
+		gate: authgate.New(cfg.Auth, domain.AudiencePico)}
 }
 
 func (s *server) handler() http.Handler {
@@ -102,10 +108,21 @@ func (s *server) handler() http.Handler {
 }
 
 func (s *server) serve(c echo.Context) error {
-	r := c.Request()
-	if r.Method == http.MethodOptions {
+	if c.Request().Method == http.MethodOptions {
 		return preflight(c)
 	}
+	r, release, err := s.gate.Admit(c.Request(), route(c.Request()))
+	if err != nil {
+		return err
+	}
+	defer release()
+	c.SetRequest(r)
+	return authgate.Ended(r, s.dispatch(c))
+}
+
+// dispatch serves an admitted request.
+func (s *server) dispatch(c echo.Context) error {
+	r := c.Request()
 	name := streamroute.StreamName(r)
 	if !strings.HasPrefix(name, "/") {
 		return badRequest("a stream name is a path starting with /, got %s", headerval.Clip(name))

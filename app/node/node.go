@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/picomq/pico/app/auth"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
 	"github.com/picomq/pico/app/streams"
@@ -63,6 +64,12 @@ type Config struct {
 	// DeliveryEvery is the interval of the subscription delivery loop
 	// (100 ms); requests that start a wake also run it at once.
 	DeliveryEvery time.Duration
+	// AuthRequired makes Auth decide every request; Start then fails
+	// unless some token is stored or AuthBootstrap gives one.
+	AuthRequired bool
+	// AuthBootstrap is a wire token stored with the root scope at start
+	// unless stored already; another secret under its id fails Start.
+	AuthBootstrap string
 }
 
 // ErrNotReady explains why the node does not take traffic.
@@ -77,6 +84,7 @@ type Node struct {
 	engine   *engine.Engine
 	streams  *streams.Service
 	subs     *subscriptions.Service
+	auth     *auth.Service
 	draining atomic.Bool
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -143,6 +151,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, plane: plane, fenced: make(chan struct{})}
+	if err := n.startAuth(ctx); err != nil {
+		plane.Close()
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.stop = cancel
 	if cfg.Lease != nil {
@@ -159,6 +171,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.runHeartbeats(runCtx) }()
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.auth.Run(runCtx, n) }()
 	return n, nil
 }
 

@@ -61,14 +61,14 @@ func (f *serveFlags) protocolHandler(protocol string, n *node.Node, done <-chan 
 	longPoll := time.Duration(f.longPollSec * float64(time.Second))
 	sseMax := time.Duration(f.sseMaxSec * float64(time.Second))
 	if protocol == "ds" {
-		cfg := dshttp.Config{Streams: n.Streams(), Routing: f.routing, LongPollTimeout: longPoll,
+		cfg := dshttp.Config{Streams: n.Streams(), Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
 			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger}
 		if subs := n.Subscriptions(); subs != nil { // a nil *Service must not become a non-nil interface
 			cfg.Subscriptions = subs
 		}
 		return dshttp.New(cfg)
 	}
-	return picohttp.New(picohttp.Config{Streams: n.Streams(), Routing: f.routing, LongPollTimeout: longPoll,
+	return picohttp.New(picohttp.Config{Streams: n.Streams(), Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
 		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger})
 }
 

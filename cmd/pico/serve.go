@@ -50,6 +50,8 @@ type serveFlags struct {
 	maxBody     uint64
 	maxChunk    uint64
 	auth        string
+	bootstrap   string
+	bootstrapF  string
 	allowRemote bool
 }
 
@@ -81,8 +83,10 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Float64Var(&f.sseMaxSec, "sse-max-duration-sec", 55, "how long one SSE response lasts before the client reconnects")
 	fs.Uint64Var(&f.maxBody, "max-body-size", 8<<20, "largest request body in bytes (larger gets 413)")
 	fs.Uint64Var(&f.maxChunk, "max-chunk-size", 64<<10, "bytes of records one read returns when the reader sets no limit")
-	fs.StringVar(&f.auth, "auth", "off", "off (authentication is not implemented yet)")
-	fs.BoolVar(&f.allowRemote, "insecure-allow-remote", false, "allow --auth off on a non-loopback --listen address")
+	fs.StringVar(&f.auth, "auth", "off", "off, or required: every request but probes and preflights needs a bearer token")
+	fs.StringVar(&f.bootstrap, "auth-bootstrap-token", "", "store this token (BASE64URL(id).BASE64URL(secret)) with the root scope at start; the same on every node")
+	fs.StringVar(&f.bootstrapF, "auth-bootstrap-token-file", "", "read the bootstrap token from this file (kept out of process listings)")
+	fs.BoolVar(&f.allowRemote, "insecure-allow-remote", false, "allow --auth off on listeners beyond loopback")
 	fs.Usage = usageWithEnv(fs, "pico serve [flags]")
 	if err := parseWithEnv(fs, args); err != nil {
 		return nil, err
@@ -106,12 +110,10 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--protocol %q: want pico or ds", f.protocol)
 	case f.routing != "redirect" && f.routing != "local":
 		return fmt.Errorf("--routing %q: want redirect or local", f.routing)
-	case f.auth != "off":
-		return fmt.Errorf("--auth %q: only off is implemented so far", f.auth)
-	case !f.allowRemote && !isLoopback(f.listen):
-		return fmt.Errorf("--listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.listen)
-	case f.dsListen != "" && !f.allowRemote && !isLoopback(f.dsListen):
-		return fmt.Errorf("--ds-listen %s is not a loopback address: with --auth off, pass --insecure-allow-remote to serve it", f.dsListen)
+	case f.auth != "off" && f.auth != "required":
+		return fmt.Errorf("--auth %q: want off or required", f.auth)
+	case f.bootstrap != "" && f.bootstrapF != "":
+		return errors.New("give --auth-bootstrap-token or --auth-bootstrap-token-file, not both")
 	case f.failoverSec != 0 && !(f.failoverSec >= node.MinFailoverAfter.Seconds() && f.failoverSec <= maxFailoverSec):
 		return fmt.Errorf("--failover-after-sec must be 0 (never) or from %g (four heartbeats) to %d", node.MinFailoverAfter.Seconds(), maxFailoverSec)
 	case f.nodeEpoch > maxNodeEpoch:
@@ -121,7 +123,36 @@ func (f *serveFlags) validate() error {
 	case f.maxBody == 0 || f.maxChunk == 0:
 		return errors.New("--max-body-size and --max-chunk-size must be positive")
 	}
+	return f.checkBinds()
+}
+
+// checkBinds is the bind guard: with --auth off, no listener binds beyond
+// loopback unless --insecure-allow-remote says something else guards it.
+func (f *serveFlags) checkBinds() error {
+	if f.auth != "off" || f.allowRemote {
+		return nil
+	}
+	binds := []struct{ flag, addr string }{{"--listen", f.listen}, {"--ds-listen", f.dsListen}, {"--admin-listen", f.adminListen}}
+	for _, b := range binds {
+		if b.addr == "" || b.flag == "--admin-listen" && f.noAdmin || isLoopback(b.addr) {
+			continue
+		}
+		return fmt.Errorf("%s %s is not a loopback address: with --auth off anyone who reaches it may read, write and administer every stream; run with --auth required (and a bootstrap token), or pass --insecure-allow-remote if something else guards the network", b.flag, b.addr)
+	}
 	return nil
+}
+
+// bootstrapToken is the bootstrap token the flags give, "" for none; a
+// file's trailing newline is not part of it.
+func (f *serveFlags) bootstrapToken() (string, error) {
+	if f.bootstrapF == "" {
+		return f.bootstrap, nil
+	}
+	b, err := os.ReadFile(f.bootstrapF)
+	if err != nil {
+		return "", fmt.Errorf("--auth-bootstrap-token-file: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
 // isLoopback reports whether a listen address binds only loopback.
@@ -151,6 +182,10 @@ func serve(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	bootstrap, err := f.bootstrapToken()
+	if err != nil {
+		return err
+	}
 	log, err := openMetaLog(ctx, f.metaURL)
 	if err != nil {
 		return err
@@ -159,7 +194,8 @@ func serve(args []string) error {
 	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
 		Webhooks: webhookhttp.New(webhookhttp.Config{}), FormatOffset: dshttp.FormatOffset,
-		Heartbeats: log.Heartbeats(), FailoverAfter: time.Duration(f.failoverSec * float64(time.Second))}
+		Heartbeats: log.Heartbeats(), FailoverAfter: time.Duration(f.failoverSec * float64(time.Second)),
+		AuthRequired: f.auth == "required", AuthBootstrap: bootstrap}
 	if err := f.storageConfig(ctx, &cfg); err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func (t target) alternate(b *testing.B, store ports.ObjectStore, span time.Durat
 	defer client.CloseIdleConnections()
 	run := benchRun.Add(1)
 	stream := fmt.Sprintf("%s/v1/stream/bench/alternate-%d-%d", t.url, time.Now().UnixNano(), run)
-	if status, err := send(client, http.MethodPut, stream, nil); err != nil || status != http.StatusCreated {
+	if status, err := t.send(client, http.MethodPut, stream, nil); err != nil || status != http.StatusCreated {
 		b.Fatalf("%s: create %s: status %d, %v", t.name, stream, status, err)
 	}
 	body := bytes.Repeat([]byte("x"), 1024)
@@ -175,6 +175,7 @@ type target struct {
 	// usesStore: it writes to the test object store, whose CPU time is
 	// then measured too, if the test script says which process it is.
 	usesStore bool
+	token     string // a bearer token sent with every request, if any
 }
 
 // storePID is the object store's process, as the test script exports it
@@ -298,7 +299,7 @@ func (t target) prepare(b *testing.B, appenders int) *loadRun {
 	r.streams = make([]string, appenders)
 	for w := range r.streams {
 		r.streams[w] = fmt.Sprintf("%s/v1/stream/bench/%d-%d-%d", t.url, time.Now().UnixNano(), run, w)
-		if status, err := send(r.client, http.MethodPut, r.streams[w], nil); err != nil || status != http.StatusCreated {
+		if status, err := r.t.send(r.client, http.MethodPut, r.streams[w], nil); err != nil || status != http.StatusCreated {
 			b.Fatalf("%s: create %s: status %d, %v", t.name, r.streams[w], status, err)
 		}
 		// The first append to a stream may set the stream up. The
@@ -432,7 +433,7 @@ func (t target) client(appenders int) *fasthttp.HostClient {
 // appendOnce posts body to stream. A plain append is answered 204; 200 is
 // allowed for servers that answer it the way they answer producer appends.
 func (t target) appendOnce(client *fasthttp.HostClient, stream string, body []byte) error {
-	status, err := send(client, http.MethodPost, stream, body)
+	status, err := t.send(client, http.MethodPost, stream, body)
 	if err == nil && status != http.StatusNoContent && status != http.StatusOK {
 		err = fmt.Errorf("status %d", status)
 	}
@@ -442,15 +443,18 @@ func (t target) appendOnce(client *fasthttp.HostClient, stream string, body []by
 	return nil
 }
 
-// send makes one request with an application/octet-stream body and returns
-// its status.
-func send(client *fasthttp.HostClient, method, url string, body []byte) (int, error) {
+// send makes one request with an application/octet-stream body, and t's
+// bearer token if it has one, and returns its status.
+func (t target) send(client *fasthttp.HostClient, method, url string, body []byte) (int, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI(url)
 	req.Header.SetMethod(method)
 	req.Header.SetContentType("application/octet-stream")
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
 	req.SetBodyRaw(body)
 	if err := client.Do(req, resp); err != nil {
 		return 0, err

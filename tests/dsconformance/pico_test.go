@@ -45,10 +45,11 @@ func startPico(t testing.TB, metaURL, storage string) *picoproc.Process {
 }
 
 // startPicoIn is startPico in the environment env.
-func startPicoIn(t testing.TB, env []string, metaURL, storage string) *picoproc.Process {
+func startPicoIn(t testing.TB, env []string, metaURL, storage string, extra ...string) *picoproc.Process {
 	t.Helper()
-	return picoproc.ServeIn(t, env, "--protocol", "ds",
+	args := []string{"--protocol", "ds",
 		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
 		"--long-poll-timeout-sec", "0.5", "--sse-max-duration-sec", "10",
-		"--meta-url", metaURL, "--storage", storage)
+		"--meta-url", metaURL, "--storage", storage}
+	return picoproc.ServeIn(t, env, append(args, extra...)...)
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/picomq/pico/adapters/internal/authgate"
 )
 
 // Methods are the methods a stream path answers; others get echo's 405.
@@ -52,7 +54,19 @@ func onlyMethods(serve echo.HandlerFunc) echo.HandlerFunc {
 // spellings of one decoded path are two streams. A character that a path
 // must escape but arrived raw takes its %XX form (URL.EscapedPath), so
 // "/x|y" and "/x%7Cy" are one stream; the Pico OpenAPI text says so.
+//
+// Under an auto-prefixed token the name is resolved inside its prefix
+// (authgate.Resolve); "/" stays the root.
 func StreamName(r *http.Request) string {
+	name := RawStreamName(r)
+	if name == "/" {
+		return name
+	}
+	return authgate.Resolve(r.Context(), name)
+}
+
+// RawStreamName is the path as the client sent it, unresolved.
+func RawStreamName(r *http.Request) string {
 	name := r.URL.EscapedPath()
 	if name == "" {
 		return "/"

@@ -1,0 +1,50 @@
+package dshttp
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/picomq/pico/adapters/internal/authgate"
+	"github.com/picomq/pico/adapters/internal/streamroute"
+	"github.com/picomq/pico/domain"
+)
+
+// route is the gate's route table of this listener: the one operation
+// each request is. Preflights are answered before it.
+func route(r *http.Request) authgate.Route {
+	name := streamroute.RawStreamName(r)
+	if root, rest, ok := controlRoute(name); ok {
+		return controlOp(root, rest)
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return authgate.Route{Op: domain.OpRead, Resource: name, Live: strings.Contains(r.URL.RawQuery, "live=")}
+	case http.MethodHead:
+		return authgate.Route{Op: domain.OpHead, Resource: name}
+	case http.MethodPut:
+		return authgate.Route{Op: domain.OpCreate, Resource: name}
+	case http.MethodPost:
+		if r.ContentLength == 0 && closedHeader(r.Header) {
+			return authgate.Route{Op: domain.OpClose, Resource: name}
+		}
+		return authgate.Route{Op: domain.OpAppend, Resource: name}
+	case http.MethodDelete:
+		return authgate.Route{Op: domain.OpDelete, Resource: name}
+	}
+	return authgate.Route{Op: domain.OpRead, Resource: name} // no other method gets past onlyMethods
+}
+
+// controlOp maps the subscription API to the read operation on the stream
+// root it serves: a subscription follows streams under that root. The
+// signing keys are public, and a worker's callback and ack carry the
+// subscription's own bearer token, which the subscription checks.
+func controlOp(root, rest string) authgate.Route {
+	_, action, _ := strings.Cut(strings.TrimPrefix(rest, "subscriptions/"), "/")
+	switch {
+	case rest == "jwks.json":
+		return authgate.Route{Public: true}
+	case strings.HasPrefix(rest, "subscriptions/") && (action == "callback" || action == "ack"):
+		return authgate.Route{Public: true}
+	}
+	return authgate.Route{Op: domain.OpRead, Resource: root}
+}

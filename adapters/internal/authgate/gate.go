@@ -1,0 +1,113 @@
+// Package authgate is the one check in front of every listener: each
+// request's credential and the operation it asks for, decided by the
+// node's ports.Authorizer before the listener routes, redirects or reads a
+// body. Each listener declares, next to its routes, which operation each
+// route is (a Route), and renders the gate's errors in its own format.
+package authgate
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// Route is what one request asks of the gate.
+type Route struct {
+	Op domain.Op
+	// Resource is the stream name or token id the request names at the
+	// gate, "" when it names none there (a listing; a body that names it).
+	Resource string
+	// Public requests need no credential: probes, CORS preflights, static
+	// files, and routes that carry a credential of their own.
+	Public bool
+	// Live requests are held reads: they end once the grant no longer
+	// holds.
+	Live bool
+}
+
+// Gate admits requests to one listener. The zero Gate, and one made
+// without an Authorizer, admits everything: auth is off.
+type Gate struct {
+	auth     ports.Authorizer
+	audience domain.Audience
+}
+
+// New returns the gate of a listener of audience aud; auth nil is off.
+func New(auth ports.Authorizer, aud domain.Audience) *Gate {
+	return &Gate{auth: auth, audience: aud}
+}
+
+// On reports whether the gate checks credentials.
+func (g *Gate) On() bool { return g != nil && g.auth != nil }
+
+// Admit decides r, asking route. It returns the request to serve, carrying
+// the grant (GrantOf) and, for a live route, a context that ends when the
+// grant no longer holds, and a release to call when the request ends. The
+// error wraps ports.ErrUnauthenticated or ports.ErrForbidden.
+func (g *Gate) Admit(r *http.Request, route Route) (*http.Request, func(), error) {
+	if !g.On() || route.Public {
+		return r, func() {}, nil
+	}
+	grant, err := g.auth.Authorize(ports.AuthRequest{Authorization: r.Header.Get("Authorization"),
+		Op: route.Op, Audience: g.audience, Resource: route.Resource})
+	if err != nil {
+		return r, func() {}, err
+	}
+	ctx := context.WithValue(r.Context(), grantKey{}, grant)
+	release := func() {}
+	if route.Live {
+		ctx, release = g.auth.Hold(ctx, grant)
+	}
+	return r.WithContext(ctx), release, nil
+}
+
+// Ended returns the gate's error when r's context ended because its grant
+// no longer holds, and err otherwise: a live read cut off by a revocation
+// answers 401 if it has not started its answer.
+func Ended(r *http.Request, err error) error {
+	if cause := context.Cause(r.Context()); cause != nil && errors.Is(cause, ports.ErrUnauthenticated) {
+		return cause
+	}
+	return err
+}
+
+type grantKey struct{}
+
+// GrantOf returns the grant the gate admitted a request's context with;
+// false when auth is off or the route is public.
+func GrantOf(ctx context.Context) (ports.Grant, bool) {
+	g, ok := ctx.Value(grantKey{}).(ports.Grant)
+	return g, ok
+}
+
+// Resolve returns the stored name of a client's stream name under the
+// request's grant: inside the grant's prefix when it auto-prefixes.
+func Resolve(ctx context.Context, name string) string {
+	if g, ok := GrantOf(ctx); ok {
+		return g.Scope.Resolve(name)
+	}
+	return name
+}
+
+// Status is the HTTP status of a gate error: 401, 403, or 0 for another
+// error.
+func Status(err error) int {
+	switch {
+	case errors.Is(err, ports.ErrUnauthenticated):
+		return http.StatusUnauthorized
+	case errors.Is(err, ports.ErrForbidden):
+		return http.StatusForbidden
+	}
+	return 0
+}
+
+// SetChallenge sets the 401's WWW-Authenticate header, which HTTP asks of
+// every 401.
+func SetChallenge(h http.Header, status int) {
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="pico"`)
+	}
+}

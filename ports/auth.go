@@ -13,10 +13,10 @@ var (
 	// ErrUnauthenticated: no valid credential (absent, malformed, unknown,
 	// wrong secret, expired or revoked), or a request without one that the
 	// anonymous scope does not allow: a 401.
-	ErrUnauthenticated = errors.New("unauthenticated")
+	ErrUnauthenticated = errors.New("no valid credential")
 	// ErrForbidden: a valid credential whose scope does not allow the
 	// request: a 403.
-	ErrForbidden = errors.New("forbidden")
+	ErrForbidden = errors.New("not allowed")
 	// ErrTokenExists: an issue named an id already taken: a 409.
 	ErrTokenExists = errors.New("token id is taken")
 	// ErrTokenNotFound: a revoke named an id no record has: a 404.

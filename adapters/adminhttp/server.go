@@ -111,9 +111,10 @@ func routes(h handlers, openAPI []byte) []route {
 
 // admit runs the gate before a route's handler reads anything.
 func admit(gate *authgate.Gate, rt authgate.Route) echo.MiddlewareFunc {
+	routeOf := func(*http.Request) authgate.Route { return rt }
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			r, release, err := gate.Admit(c.Request(), rt)
+			r, release, err := gate.Admit(c.Request(), routeOf)
 			if err != nil {
 				return echo.NewHTTPError(authgate.Status(err), err.Error())
 			}

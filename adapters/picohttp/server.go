@@ -111,7 +111,7 @@ func (s *server) serve(c echo.Context) error {
 	if c.Request().Method == http.MethodOptions {
 		return preflight(c)
 	}
-	r, release, err := s.gate.Admit(c.Request(), route(c.Request()))
+	r, release, err := s.gate.Admit(c.Request(), route)
 	if err != nil {
 		return err
 	}

@@ -43,21 +43,26 @@ func New(auth ports.Authorizer, aud domain.Audience) *Gate {
 // On reports whether the gate checks credentials.
 func (g *Gate) On() bool { return g != nil && g.auth != nil }
 
-// Admit decides r, asking route. It returns the request to serve, carrying
+// Admit decides r, asking route (called only while auth is on) which
+// operation r is. It returns the request to serve, carrying
 // the grant (GrantOf) and, for a live route, a context that ends when the
 // grant no longer holds, and a release to call when the request ends. The
 // error wraps ports.ErrUnauthenticated or ports.ErrForbidden.
-func (g *Gate) Admit(r *http.Request, route Route) (*http.Request, func(), error) {
-	if !g.On() || route.Public {
-		return r, func() {}, nil
+func (g *Gate) Admit(r *http.Request, routeOf func(*http.Request) Route) (*http.Request, func(), error) {
+	if !g.On() {
+		return r, noRelease, nil
+	}
+	route := routeOf(r)
+	if route.Public {
+		return r, noRelease, nil
 	}
 	grant, err := g.auth.Authorize(ports.AuthRequest{Authorization: r.Header.Get("Authorization"),
 		Op: route.Op, Audience: g.audience, Resource: route.Resource})
 	if err != nil {
-		return r, func() {}, err
+		return r, noRelease, err
 	}
 	ctx := context.WithValue(r.Context(), grantKey{}, grant)
-	release := func() {}
+	release := noRelease
 	if route.Live {
 		ctx, release = g.auth.Hold(ctx, grant)
 	}
@@ -73,6 +78,8 @@ func Ended(r *http.Request, err error) error {
 	}
 	return err
 }
+
+func noRelease() {}
 
 type grantKey struct{}
 

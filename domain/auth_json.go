@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 )
 
 // MaxScopeJSON bounds a scope's JSON form.
@@ -44,6 +43,9 @@ func ParseScope(b []byte) (Scope, error) {
 	if len(b) > MaxScopeJSON {
 		return Scope{}, fmt.Errorf("a scope is at most %d bytes of JSON", MaxScopeJSON)
 	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return Scope{}, errors.New("malformed scope: a scope is a JSON object")
+	}
 	var w scopeJSON
 	if err := decodeStrict(b, &w); err != nil {
 		return Scope{}, err
@@ -54,13 +56,52 @@ func ParseScope(b []byte) (Scope, error) {
 // decodeStrict decodes one JSON value into v, refusing unknown keys and
 // trailing data.
 func decodeStrict(b []byte, v any) error {
+	if !json.Valid(b) { // one JSON value and nothing after it
+		return errors.New("malformed scope: not one JSON value")
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
 		return fmt.Errorf("malformed scope: %v", err)
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return errors.New("malformed scope: data after the JSON object")
+	return exactKeys(json.NewDecoder(bytes.NewReader(b)))
+}
+
+// scopeKeys are the form's keys, at every level. encoding/json matches
+// keys case-insensitively, folding some non-ASCII letters too, so without
+// this check "Streams" or "ſtreams" would be read as "streams", and a
+// case variant after the real key would silently replace it.
+var scopeKeys = map[string]bool{"streams": true, "tokens": true, "groups": true, "ops": true,
+	"audiences": true, "autoPrefixStreams": true, "expiresAtMs": true, "stream": true, "admin": true,
+	"read": true, "write": true, "exact": true, "prefix": true}
+
+// exactKeys refuses an object key not spelled exactly as one of the
+// form's. It reads a value that already decoded into the form, so its
+// nesting is shallow, and the decoder has checked each key's level.
+func exactKeys(d *json.Decoder) error {
+	tok, err := d.Token()
+	if err != nil {
+		return fmt.Errorf("malformed scope: %v", err)
+	}
+	if tok != json.Delim('{') && tok != json.Delim('[') {
+		return nil
+	}
+	for d.More() {
+		if tok == json.Delim('{') {
+			key, err := d.Token()
+			if err != nil {
+				return fmt.Errorf("malformed scope: %v", err)
+			}
+			if k, _ := key.(string); !scopeKeys[k] {
+				return fmt.Errorf("malformed scope: unknown field %q", clipName(k))
+			}
+		}
+		if err := exactKeys(d); err != nil {
+			return err
+		}
+	}
+	if _, err := d.Token(); err != nil { // the closing delimiter
+		return fmt.Errorf("malformed scope: %v", err)
 	}
 	return nil
 }

@@ -71,10 +71,12 @@ func ParseToken(wire string) (Credential, error) {
 	if !found {
 		return Credential{}, fmt.Errorf("%w: a token is BASE64URL(id).BASE64URL(secret)", ErrCredential)
 	}
-	id, err1 := base64.RawURLEncoding.DecodeString(idPart)
-	secret, err2 := base64.RawURLEncoding.DecodeString(secretPart)
+	// Strict, and no line breaks (which the decoder skips): one token has
+	// one spelling.
+	id, err1 := tokenEncoding.DecodeString(idPart)
+	secret, err2 := tokenEncoding.DecodeString(secretPart)
 	switch {
-	case err1 != nil || err2 != nil:
+	case err1 != nil || err2 != nil || strings.ContainsAny(wire, "\r\n"):
 		return Credential{}, fmt.Errorf("%w: a token's parts are base64url without padding", ErrCredential)
 	case !ValidTokenID(string(id)) || string(id) == AnonymousTokenID:
 		return Credential{}, fmt.Errorf("%w: a token's id is 1 to %d printable characters", ErrCredential, MaxTokenIDLen)
@@ -83,6 +85,8 @@ func ParseToken(wire string) (Credential, error) {
 	}
 	return Credential{ID: string(id), Secret: secret}, nil
 }
+
+var tokenEncoding = base64.RawURLEncoding.Strict()
 
 // FormatToken writes a credential's wire form.
 func FormatToken(c Credential) string {

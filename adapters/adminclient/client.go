@@ -1,6 +1,6 @@
 // Package adminclient is the client of a node's admin listener that the
-// CLI's admin verbs use: the cluster view, the nodes, a stream's metadata
-// and a node's placement weight.
+// CLI's admin verbs use: the cluster view, the nodes, a stream's metadata,
+// a node's placement weight and the tokens.
 package adminclient
 
 import (
@@ -9,18 +9,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/picomq/pico/adapters/internal/adminwire"
 	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/domain"
 )
 
 // The admin JSON, as the admin listener serves it.
 type (
-	Cluster = adminwire.Cluster
-	Node    = adminwire.Node
-	Stream  = adminwire.Stream
+	Cluster     = adminwire.Cluster
+	Node        = adminwire.Node
+	Stream      = adminwire.Stream
+	Token       = adminwire.Token
+	Tokens      = adminwire.Tokens
+	IssuedToken = adminwire.IssuedToken
 )
 
 // maxResponseBytes bounds a response: the cluster view, with every node,
@@ -30,10 +35,25 @@ const maxResponseBytes = 16 << 20
 // Client talks to one admin listener. It is safe for concurrent use.
 type Client struct{ endpoint *httpclient.Endpoint }
 
+// Option configures a Client.
+type Option func(*options)
+
+type options struct{ token string }
+
+// WithToken sends the wire token (domain.FormatToken) as "Authorization:
+// Bearer TOKEN" with every call; an empty one sends none.
+func WithToken(token string) Option {
+	return func(o *options) { o.token = token }
+}
+
 // New returns a client of the admin listener at endpoint, such as
 // "http://127.0.0.1:9090".
-func New(endpoint, userAgent string) *Client {
-	return &Client{endpoint: httpclient.New(endpoint, false, 30*time.Second, userAgent)}
+func New(endpoint, userAgent string, opts ...Option) *Client {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Client{endpoint: httpclient.New(endpoint, httpclient.Options{Timeout: 30 * time.Second, UserAgent: userAgent, Token: o.token})}
 }
 
 // Error is a response other than 2xx, with the listener's message.
@@ -90,12 +110,48 @@ func (c *Client) Transfer(ctx context.Context, name string, to uint32) (Stream, 
 	return out, c.call(ctx, http.MethodPost, "/admin/transfer", body, &out)
 }
 
+// Tokens lists the tokens the caller may see, in id order: never their
+// secrets.
+func (c *Client) Tokens(ctx context.Context) (Tokens, error) {
+	var out Tokens
+	return out, c.call(ctx, http.MethodGet, "/admin/tokens", nil, &out)
+}
+
+// IssueToken issues token id with scope. The answer's Wire is the token,
+// which the listener shows this once. A scope wider than the caller's is a
+// 403 *Error, a taken id a 409.
+func (c *Client) IssueToken(ctx context.Context, id string, scope domain.Scope) (IssuedToken, error) {
+	scopeJSON, err := scope.MarshalJSON()
+	if err != nil {
+		return IssuedToken{}, err
+	}
+	body, err := json.Marshal(adminwire.IssueToken{ID: id, Scope: scopeJSON})
+	if err != nil {
+		return IssuedToken{}, err
+	}
+	var out IssuedToken
+	return out, c.call(ctx, http.MethodPost, "/admin/tokens", body, &out)
+}
+
+// RevokeToken revokes token id; an unknown one is a 404 *Error.
+func (c *Client) RevokeToken(ctx context.Context, id string) error {
+	// Ids may hold "/", so the id is one escaped path segment.
+	return c.callEscaped(ctx, http.MethodDelete, "/admin/tokens/"+url.PathEscape(id), nil, nil)
+}
+
+// call sends a request to path and decodes a 2xx answer's JSON into out.
 func (c *Client) call(ctx context.Context, method, path string, body []byte, out any) error {
+	return c.callEscaped(ctx, method, (&url.URL{Path: path}).EscapedPath(), body, out)
+}
+
+// callEscaped is call for a path escaped already; a nil out reads no
+// answer body.
+func (c *Client) callEscaped(ctx context.Context, method, path string, body []byte, out any) error {
 	header := http.Header{}
 	if body != nil {
 		header.Set("Content-Type", "application/json")
 	}
-	req, err := c.endpoint.NewRequest(ctx, method, path, nil, header, body)
+	req, err := c.endpoint.NewEscapedRequest(ctx, method, path, nil, header, body)
 	if err != nil {
 		return err
 	}
@@ -114,6 +170,9 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, out
 			e.Error = string(bytes.TrimSpace(b))
 		}
 		return &Error{Status: resp.StatusCode, Message: e.Error}
+	}
+	if out == nil {
+		return nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("%s %s: the answer is not admin JSON: %w", method, path, err)

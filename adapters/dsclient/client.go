@@ -2,7 +2,7 @@
 // create, append to, close, read, inspect and delete streams. Offsets are
 // the server's opaque strings; "-1" is the stream start and "now" its tail.
 // It follows the 307 redirects a node answers when another node owns a
-// stream.
+// stream, sending its token (Options.Token) on every hop.
 package dsclient
 
 import (
@@ -64,7 +64,7 @@ func New(endpoint string, opts Options) *Client {
 	if opts.Timeout == 0 {
 		opts.Timeout = defaultTimeout
 	}
-	return &Client{httpclient.New(endpoint, opts.HTTP2, opts.Timeout, opts.UserAgent)}
+	return &Client{httpclient.New(endpoint, opts)}
 }
 
 // Error is a non-2xx answer. Durable Streams error bodies are plain text

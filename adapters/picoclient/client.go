@@ -1,6 +1,7 @@
 // Package picoclient is an HTTP client for the Pico protocol: create, append,
 // read, inspect, trim and delete streams on a PicoMQ node. It follows the
-// 307 redirects a node answers when another node owns a stream.
+// 307 redirects a node answers when another node owns a stream, sending
+// its token (Options.Token) on every hop.
 package picoclient
 
 import (
@@ -32,5 +33,5 @@ func New(endpoint string, opts Options) *Client {
 	if opts.Timeout == 0 {
 		opts.Timeout = defaultTimeout
 	}
-	return &Client{httpclient.New(endpoint, opts.HTTP2, opts.Timeout, opts.UserAgent)}
+	return &Client{httpclient.New(endpoint, opts)}
 }

@@ -15,7 +15,7 @@ import (
 
 const (
 	defaultAdminEndpoint = "http://127.0.0.1:9090"
-	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N [--wait]|set-slots N --slots K [--admin-endpoint URL] [--json]"
+	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N [--wait]|set-slots N --slots K|tokens ls|tokens issue ID SCOPE-FLAGS|tokens revoke ID [--admin-endpoint URL] [--token TOKEN] [--json]"
 	adminNotes           = `commands:
   cluster            the metadata view: applied index, counts, lease, nodes
   nodes              the registered nodes: epoch, address, slots, streams
@@ -28,8 +28,25 @@ const (
   set-slots N        record node N's slots (--slots K). Streams are not
                      placed by slots yet; a transfer needs a target with
                      slots, and a node's restart sets its --slots again.
+  tokens ls          the tokens: id, issuer, audiences, operations (groups
+                     as stream:read and the like, then fine operations),
+                     stream matchers (P* a prefix) and expiry; never a
+                     secret. --json prints them with their scopes' JSON.
+  tokens issue ID    issue token ID and print it alone on stdout, the one
+                     time it is shown (TOKEN=$(pico admin tokens issue ...)).
+                     Its scope is --scope JSON (or --scope @FILE), else
+                     built from --prefix P and --exact NAME (the streams,
+                     each repeatable), --read and --write (the stream
+                     groups), --ops a,b (fine operations, e.g. read,head),
+                     --audience pico,durable_streams,admin (default
+                     pico,durable_streams), --expires 24h and
+                     --auto-prefix (names relative to the one --prefix).
+                     It may grant nothing your own token lacks (403).
+  tokens revoke ID   revoke token ID.
 
-The stream verbs' global flags do not apply here.
+--token (PICO_TOKEN, else the token pico auth login stored for the current
+profile: PICO_PROFILE, else the default) is sent with every request. The
+stream verbs' other global flags do not apply here.
 `
 )
 
@@ -43,6 +60,8 @@ type adminCommand struct {
 	wait     bool
 	asJSON   bool
 	endpoint string
+	issue    issueFlags
+	stderr   io.Writer
 }
 
 var adminVerbs = map[string]struct {
@@ -54,39 +73,54 @@ var adminVerbs = map[string]struct {
 	"stream":    {1, adminStream},
 	"set-slots": {1, adminSetSlots},
 	"transfer":  {1, adminTransfer},
+	// "tokens" is a group: its subcommand is the next argument.
+	"tokens ls":     {0, adminTokens},
+	"tokens issue":  {1, adminIssueToken},
+	"tokens revoke": {1, adminRevokeToken},
 }
 
-func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
-	c := &adminCommand{command: newCommandWithoutGlobals("admin", adminSynopsis)}
+func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	c := &adminCommand{command: newCommandWithoutGlobals("admin", adminSynopsis), stderr: stderr}
 	c.notes = adminNotes
+	c.globals.registerToken(c.fs)
+	c.issue.register(c.fs)
 	c.fs.StringVar(&c.endpoint, "admin-endpoint", defaultAdminEndpoint, "the node's admin listener")
 	c.fs.BoolVar(&c.asJSON, "json", false, "print the admin listener's JSON")
 	c.fs.Uint64Var(&c.slots, "slots", 0, "set-slots: the node's slots")
 	c.fs.Uint64Var(&c.toNode, "to-node", 0, "transfer: the target node")
 	c.fs.BoolVar(&c.wait, "wait", false, "transfer: wait until the target has opened the stream")
-	positional, err := c.parse(args, 1, 2)
+	positional, err := c.parse(args, 1, 3)
 	if err != nil {
 		return err
 	}
-	sub, ok := adminVerbs[positional[0]]
-	c.args = positional[1:]
+	name, rest := positional[0], positional[1:]
+	if name == "tokens" && len(rest) > 0 {
+		name, rest = name+" "+rest[0], rest[1:]
+	}
+	sub, ok := adminVerbs[name]
+	c.args = rest
 	switch {
+	case name == "tokens":
+		return c.usageError("admin tokens: want ls, issue ID or revoke ID")
 	case !ok:
-		return c.usageError(fmt.Sprintf("unknown admin command %q", positional[0]))
+		return c.usageError(fmt.Sprintf("unknown admin command %q", name))
 	case len(c.args) != sub.args:
-		return c.usageError(fmt.Sprintf("admin %s: wrong number of arguments", positional[0]))
-	case c.given("slots") != (positional[0] == "set-slots"):
+		return c.usageError(fmt.Sprintf("admin %s: wrong number of arguments", name))
+	case c.given("slots") != (name == "set-slots"):
 		return c.usageError("--slots goes with set-slots, which needs it")
-	case c.given("to-node") != (positional[0] == "transfer"):
+	case c.given("to-node") != (name == "transfer"):
 		return c.usageError("--to-node goes with transfer, which needs it")
-	case c.given("wait") && positional[0] != "transfer":
+	case c.given("wait") && name != "transfer":
 		return c.usageError("--wait goes with transfer")
+	}
+	if err := c.checkIssueFlags(name == "tokens issue"); err != nil {
+		return err
 	}
 	return sub.run(ctx, c, stdout)
 }
 
 // client is the admin client for --admin-endpoint, else
-// $PICO_ADMIN_ENDPOINT, else the default.
+// $PICO_ADMIN_ENDPOINT, else the default, sending the resolved token.
 func (c *adminCommand) client() (*adminclient.Client, error) {
 	endpoint := c.endpoint
 	if env := os.Getenv(globalEnv["admin-endpoint"]); env != "" && !c.given("admin-endpoint") {
@@ -95,7 +129,11 @@ func (c *adminCommand) client() (*adminclient.Client, error) {
 	if err := validateEndpoint(endpoint); err != nil {
 		return nil, err
 	}
-	return adminclient.New(endpoint, "pico-cli"), nil
+	cred, err := c.credential()
+	if err != nil {
+		return nil, err
+	}
+	return adminclient.New(endpoint, "pico-cli", adminclient.WithToken(cred.wire)), nil
 }
 
 // print writes v as indented JSON with --json, else calls human.

@@ -65,13 +65,13 @@ application/json and each record is a JSON string.
 	if err := o.check(); err != nil {
 		return cmd.usageError(err.Error())
 	}
-	settings, err := cmd.settings() // once: a profile is a file read
+	settings, cred, err := cmd.connection() // once: a profile is a file read
 	if err != nil {
 		return err
 	}
 	clients := make([]streamClient, o.connections)
 	for i := range clients {
-		clients[i] = clientFor(settings)
+		clients[i] = clientFor(settings, cred)
 	}
 	b, err := newBench(ctx, o, clients)
 	if b != nil && !o.keep {

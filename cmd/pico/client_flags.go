@@ -21,13 +21,14 @@ var defaults = profile{Endpoint: defaultEndpoint, Protocol: "pico", HTTP2: new(f
 
 // globalFlags are the flags every client verb takes, before or after it.
 type globalFlags struct {
-	endpoint, protocol, profile string
-	http2                       bool
+	endpoint, protocol, profile, token string
+	http2                              bool
 }
 
 // globalEnv names each global flag's environment variable.
 var globalEnv = map[string]string{
 	"endpoint": "PICO_ENDPOINT", "protocol": "PICO_PROTOCOL", "http2": "PICO_HTTP2", "profile": "PICO_PROFILE",
+	"token":          tokenEnv,
 	"admin-endpoint": "PICO_ADMIN_ENDPOINT", // pico admin's only
 }
 
@@ -36,6 +37,13 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.protocol, "protocol", "pico", "client wire protocol: pico or ds")
 	fs.BoolVar(&g.http2, "http2", false, "speak HTTP/2 (h2c to http:// endpoints)")
 	fs.StringVar(&g.profile, "profile", "", "saved profile to use (see pico config)")
+	g.registerToken(fs)
+}
+
+// registerToken adds --token alone, for pico admin, which takes no other
+// global flag.
+func (g *globalFlags) registerToken(fs *flag.FlagSet) {
+	fs.StringVar(&g.token, "token", "", "bearer token to send (default: the one pico auth login stored for the profile)")
 }
 
 // command is a verb's flag set: its own flags plus the global ones.
@@ -188,35 +196,52 @@ func envSettings() (profile, error) {
 	return p, nil
 }
 
-// client returns a client of the configured protocol for the resolved
-// settings.
-func (c *command) client() (streamClient, error) {
+// connection resolves the settings and the credential a client needs.
+func (c *command) connection() (profile, credential, error) {
 	p, err := c.settings()
+	if err != nil {
+		return profile{}, credential{}, err
+	}
+	cred, err := c.credential()
+	return p, cred, err
+}
+
+// client returns a client of the configured protocol for the resolved
+// settings and credential.
+func (c *command) client() (streamClient, error) {
+	p, cred, err := c.connection()
 	if err != nil {
 		return nil, err
 	}
-	return clientFor(p), nil
+	return clientFor(p, cred), nil
 }
 
-// clientFor returns a client of p's protocol, with connections of its own.
-func clientFor(p profile) streamClient {
+// clientFor returns a client of p's protocol sending cred, with
+// connections of its own.
+func clientFor(p profile, cred credential) streamClient {
 	if p.Protocol == "ds" {
-		return dsStreams{dsclient.New(p.Endpoint, dsclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}
+		return dsStreams{dsclient.New(p.Endpoint, clientOptions(p, cred))}
 	}
-	return picoStreams{picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"})}
+	return picoStreams{picoclient.New(p.Endpoint, clientOptions(p, cred))}
+}
+
+// clientOptions are the options of either protocol's client (both are
+// httpclient's).
+func clientOptions(p profile, cred credential) picoclient.Options {
+	return picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli", Token: cred.wire}
 }
 
 // picoClient returns a Pico client for a verb Durable Streams has no
 // counterpart of; why says what DS lacks.
 func (c *command) picoClient(why string) (*picoclient.Client, error) {
-	p, err := c.settings()
+	p, cred, err := c.connection()
 	if err != nil {
 		return nil, err
 	}
 	if p.Protocol == "ds" {
 		return nil, fmt.Errorf("%s is Pico-only: %s; use --protocol pico", c.fs.Name(), why)
 	}
-	return picoclient.New(p.Endpoint, picoclient.Options{HTTP2: *p.HTTP2, UserAgent: "pico-cli"}), nil
+	return picoclient.New(p.Endpoint, clientOptions(p, cred)), nil
 }
 
 func validateEndpoint(endpoint string) error {

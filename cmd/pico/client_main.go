@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,6 +28,7 @@ var verbs = map[string]verb{
 	"close":  runClose,
 	"delete": runDelete,
 	"config": runConfig,
+	"auth":   runAuth,
 	"admin":  runAdmin,
 	"bench":  runBench,
 }
@@ -94,6 +96,9 @@ func report(ctx context.Context, err error, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "pico: %v\n", err)
+	if httpStatus(err) == http.StatusUnauthorized {
+		fmt.Fprintln(stderr, "pico: the server wants a valid token: --token, PICO_TOKEN or pico auth login (pico auth status checks one)")
+	}
 	return 1
 }
 

@@ -21,7 +21,8 @@ commands:
   close    close a stream to appends
   delete   delete a stream
   config   manage saved profiles (set, get, ls, rm, use, path)
-  admin    cluster, nodes, stream NAME, set-slots N (the admin listener)
+  auth     store, check or remove the profile's token (login, status, logout)
+  admin    cluster, nodes, stream NAME, set-slots N, tokens (the admin listener)
   bench    append for a while and print throughput and latency
   help     this text; help <command> for its flags
 
@@ -30,6 +31,7 @@ global flags, before or after the command (flag, then env, then profile):
   --protocol pico|ds   PICO_PROTOCOL (default pico)
   --http2              PICO_HTTP2
   --profile NAME       PICO_PROFILE
+  --token TOKEN        PICO_TOKEN (else the profile's, from pico auth login)
 `
 
 func main() {

@@ -107,18 +107,24 @@ func loadConfig(path string) (*configFile, error) {
 	return cfg, nil
 }
 
-// save writes the file atomically (temporary file, then rename), readable
-// by its owner only.
-func (cfg *configFile) save(path string) (err error) {
+// save writes the file atomically, readable by its owner only.
+func (cfg *configFile) save(path string) error {
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
 		return err
 	}
+	return writePrivateFile(path, buf.Bytes())
+}
+
+// writePrivateFile replaces path with data atomically (a temporary file
+// beside it, then a rename), readable by its owner only, creating the
+// directory for the owner only when it is missing.
+func writePrivateFile(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".config-*.toml")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
@@ -131,7 +137,7 @@ func (cfg *configFile) save(path string) (err error) {
 	if err := tmp.Chmod(0o600); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {

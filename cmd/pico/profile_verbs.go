@@ -59,6 +59,9 @@ func (c *configCommand) set() error {
 	if !profileName.MatchString(name) {
 		return c.usageError(fmt.Sprintf("profile name %q: use letters, digits, - and _", name))
 	}
+	if c.given("token") {
+		return c.usageError("a profile holds no token: pico auth login --profile " + name + " stores one")
+	}
 	if c.given("http2") && c.noHTTP2 {
 		return c.usageError("--http2 and --no-http2 exclude each other")
 	}

@@ -1,6 +1,6 @@
-// Package httpclient is the HTTP plumbing both protocol clients share: one
-// endpoint, a transport with optional h2c, capped redirects, requests that
-// can be re-sent on a 307, and bounded response bodies.
+// Package httpclient is the HTTP plumbing the clients share: one endpoint,
+// a transport with optional h2c, capped redirects, requests that can be
+// re-sent on a 307 with their credential, and bounded response bodies.
 package httpclient
 
 import (
@@ -29,22 +29,29 @@ type Options struct {
 	Timeout time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Token is a wire token (domain.FormatToken), sent as "Authorization:
+	// Bearer TOKEN" with every request and on every redirect hop; empty
+	// sends no credential.
+	Token string
 }
 
 // Endpoint sends requests for stream names to one server. It is safe for
 // concurrent use.
 type Endpoint struct {
-	base      *url.URL
-	baseErr   error
-	HTTP      *http.Client
-	userAgent string
+	base          *url.URL
+	baseErr       error
+	HTTP          *http.Client
+	userAgent     string
+	authorization string // the Authorization header's value; "" for none
 }
 
 // New returns an endpoint for a base URL such as "http://127.0.0.1:4437";
-// an invalid one is reported by every request. http2 speaks HTTP/2 without
-// TLS (h2c with prior knowledge).
-func New(endpoint string, http2 bool, timeout time.Duration, userAgent string) *Endpoint {
-	e := &Endpoint{HTTP: newHTTPClient(http2, timeout), userAgent: userAgent}
+// an invalid one is reported by every request.
+func New(endpoint string, opts Options) *Endpoint {
+	e := &Endpoint{HTTP: newHTTPClient(opts.HTTP2, opts.Timeout), userAgent: opts.UserAgent}
+	if opts.Token != "" {
+		e.authorization = "Bearer " + opts.Token
+	}
 	e.base, e.baseErr = parseEndpoint(endpoint)
 	return e
 }
@@ -75,12 +82,25 @@ func newHTTPClient(http2 bool, timeout time.Duration) *http.Client {
 	return &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: checkRedirect}
 }
 
-// checkRedirect caps redirects. Requests carry GetBody, so net/http re-sends
-// the method, headers and body on a 307.
+// checkRedirect caps redirects and carries the credential on every hop.
+// Requests carry GetBody, so net/http re-sends the method, headers and body
+// on a 307, but it drops Authorization when the hop goes to another host,
+// and an ownership redirect always goes to another node. The credential is
+// never sent in the clear after an https hop.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return errors.New("too many redirects")
 	}
+	auth := via[0].Header.Get("Authorization")
+	if auth == "" {
+		return nil
+	}
+	for _, hop := range via {
+		if hop.URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("redirect from https to %s://%s: the credential is not sent in the clear", req.URL.Scheme, req.URL.Host)
+		}
+	}
+	req.Header.Set("Authorization", auth)
 	return nil
 }
 
@@ -94,6 +114,28 @@ func (e *Endpoint) NewRequest(ctx context.Context, method, name string, query ur
 	u.Path = e.base.Path + StreamPath(name)
 	u.RawPath = ""
 	u.RawQuery = query.Encode()
+	return e.newRequest(ctx, method, &u, header, body)
+}
+
+// NewEscapedRequest is NewRequest for a path whose escapes must reach the
+// server as they are, such as "/admin/tokens/svc%2Fingest" for the id
+// "svc/ingest".
+func (e *Endpoint) NewEscapedRequest(ctx context.Context, method, escapedPath string, query url.Values, header http.Header, body []byte) (*http.Request, error) {
+	if e.baseErr != nil {
+		return nil, e.baseErr
+	}
+	path, err := url.PathUnescape(escapedPath)
+	if err != nil {
+		return nil, fmt.Errorf("path %q: %w", escapedPath, err)
+	}
+	u := *e.base
+	u.RawPath = e.base.EscapedPath() + StreamPath(escapedPath)
+	u.Path = e.base.Path + StreamPath(path)
+	u.RawQuery = query.Encode()
+	return e.newRequest(ctx, method, &u, header, body)
+}
+
+func (e *Endpoint) newRequest(ctx context.Context, method string, u *url.URL, header http.Header, body []byte) (*http.Request, error) {
 	var r io.Reader
 	if len(body) > 0 {
 		r = bytes.NewReader(body) // a *bytes.Reader gives the request a GetBody
@@ -106,6 +148,9 @@ func (e *Endpoint) NewRequest(ctx context.Context, method, name string, query ur
 		req.Header[k] = v
 	}
 	req.Header.Set("User-Agent", e.userAgent)
+	if e.authorization != "" {
+		req.Header.Set("Authorization", e.authorization)
+	}
 	return req, nil
 }
 

@@ -36,14 +36,14 @@ func route(r *http.Request) authgate.Route {
 
 // controlOp maps the subscription API to the read operation on the stream
 // root it serves: a subscription follows streams under that root. The
-// signing keys are public, and a worker's callback and ack carry the
-// subscription's own bearer token, which the subscription checks.
+// signing keys are public, and a worker's callback, ack and release carry
+// the subscription's own bearer token, which the subscription checks.
 func controlOp(root, rest string) authgate.Route {
 	_, action, _ := strings.Cut(strings.TrimPrefix(rest, "subscriptions/"), "/")
 	switch {
 	case rest == "jwks.json":
 		return authgate.Route{Public: true}
-	case strings.HasPrefix(rest, "subscriptions/") && (action == "callback" || action == "ack"):
+	case strings.HasPrefix(rest, "subscriptions/") && (action == "callback" || action == "ack" || action == "release"):
 		return authgate.Route{Public: true}
 	}
 	return authgate.Route{Op: domain.OpRead, Resource: root}

@@ -78,6 +78,6 @@ type TokenAdmin interface {
 	// Revoke deletes a token record: ErrTokenNotFound, ErrForbidden.
 	Revoke(ctx context.Context, by Grant, id string) error
 	// Tokens lists the records the caller's token matchers cover, in id
-	// order.
+	// order; none unless the caller may list tokens.
 	Tokens(by Grant) []TokenInfo
 }

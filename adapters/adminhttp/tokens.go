@@ -81,9 +81,10 @@ func (h handlers) issueToken(c echo.Context) error {
 	return c.JSON(http.StatusCreated, adminwire.IssuedToken{Token: w, Wire: wire})
 }
 
-// issued is the record just issued as the view holds it.
+// issued is the record just issued as the view holds it (looked up with
+// the root scope: the caller may issue tokens it may not list).
 func (h handlers) issued(by ports.Grant, id string, scope domain.Scope) ports.TokenInfo {
-	for _, t := range h.tokenAdmin.Tokens(by) {
+	for _, t := range h.tokenAdmin.Tokens(ports.Grant{Scope: domain.RootScope()}) {
 		if t.ID == id {
 			return t
 		}

@@ -8,6 +8,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/authgate"
+	"github.com/picomq/pico/adapters/internal/streamroute"
+
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -19,6 +22,14 @@ func (s *server) create(c echo.Context, name string) error {
 	fork, err := parseFork(r.Header)
 	if err != nil {
 		return err
+	}
+	if fork != nil {
+		// A fork reads its source: the caller must be allowed to, and
+		// names it as it names every stream.
+		if err := s.gate.Also(r, domain.OpRead, fork.Source); err != nil {
+			return err
+		}
+		fork.Source = authgate.Resolve(r.Context(), fork.Source)
 	}
 	cfg, err := createConfig(r.Header, fork != nil, s.cfg.Now())
 	if err != nil {
@@ -42,7 +53,7 @@ func (s *server) create(c echo.Context, name string) error {
 	if !created {
 		return c.NoContent(http.StatusOK)
 	}
-	h.Set(echo.HeaderLocation, absoluteURL(r, name))
+	h.Set(echo.HeaderLocation, absoluteURL(r, streamroute.RawStreamName(r))) // the client's name, not a resolved one
 	return c.NoContent(http.StatusCreated)
 }
 

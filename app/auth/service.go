@@ -77,12 +77,14 @@ func (s *Service) record(v *domain.State, id string) (domain.TokenRecord, uint64
 	if !cached || c.rev != e.Rev {
 		c.rev = e.Rev
 		c.rec, c.err = domain.DecodeTokenRecord(e.Value)
+		if c.err != nil {
+			s.cfg.Logger.Warn("token record does not decode", "id", id, "err", c.err)
+		}
 		s.mu.Lock()
 		s.records[id] = c
 		s.mu.Unlock()
 	}
 	if c.err != nil {
-		s.cfg.Logger.Warn("token record does not decode", "id", id, "err", c.err)
 		return domain.TokenRecord{}, 0, false
 	}
 	return c.rec, e.Rev, true

@@ -92,12 +92,16 @@ func (s *Service) Revoke(ctx context.Context, by ports.Grant, id string) error {
 	case !r.OK():
 		return ports.Errorf(ports.ErrUnavailable, "cannot revoke the token: %s", r)
 	}
+	s.forget(id)
 	return nil
 }
 
-// Tokens lists the records the caller's token matchers cover
-// (ports.TokenAdmin).
+// Tokens lists the records the caller's token matchers cover, none
+// without list_tokens (ports.TokenAdmin).
 func (s *Service) Tokens(by ports.Grant) []ports.TokenInfo {
+	if !by.Scope.HasOp(domain.OpListTokens) {
+		return nil
+	}
 	v := s.cfg.Plane.View()
 	var out []ports.TokenInfo
 	v.KVFrom(domain.SpaceTokens, "", func(id string, _ domain.KVEntry) bool {

@@ -69,6 +69,17 @@ func (g *Gate) Admit(r *http.Request, routeOf func(*http.Request) Route) (*http.
 	return r.WithContext(ctx), release, nil
 }
 
+// Also decides one more operation that an admitted request r implies
+// (a fork reads its source): nil when it is allowed or auth is off.
+func (g *Gate) Also(r *http.Request, op domain.Op, resource string) error {
+	if !g.On() {
+		return nil
+	}
+	_, err := g.auth.Authorize(ports.AuthRequest{Authorization: r.Header.Get("Authorization"),
+		Op: op, Audience: g.audience, Resource: resource})
+	return err
+}
+
 // Ended returns the gate's error when r's context ended because its grant
 // no longer holds, and err otherwise: a live read cut off by a revocation
 // answers 401 if it has not started its answer.

@@ -25,7 +25,9 @@ func (a scopeAuth) Authorize(req ports.AuthRequest) (ports.Grant, error) {
 	return ports.Grant{TokenID: "t", Scope: a.scope}, nil
 }
 
-func (scopeAuth) Hold(ctx context.Context, _ ports.Grant) (context.Context, func()) { return ctx, func() {} }
+func (scopeAuth) Hold(ctx context.Context, _ ports.Grant) (context.Context, func()) {
+	return ctx, func() {}
+}
 
 func withScope(scope domain.Scope) func(*Config) {
 	return func(c *Config) { c.Auth = scopeAuth{scope} }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/streamroute"
+
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/domain"
 )
@@ -41,7 +43,7 @@ func (s *server) create(c echo.Context, name string) error {
 	}
 	h.Set(echo.HeaderCacheControl, cacheNoStore)
 	if created {
-		h.Set(echo.HeaderLocation, name)
+		h.Set(echo.HeaderLocation, streamroute.RawStreamName(c.Request())) // the client's name, not a resolved one
 		return c.NoContent(http.StatusCreated)
 	}
 	return c.NoContent(http.StatusOK)

@@ -115,24 +115,11 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 }
 
 func (s *server) handler() http.Handler {
-	return streamroute.NewHandler(s.serve, commonHeaders, s.renderError)
+	return streamroute.NewHandler(streamroute.Gated(s.gate, route, preflight, s.serve), commonHeaders, s.renderError)
 }
 
+// serve serves a request the gate admitted.
 func (s *server) serve(c echo.Context) error {
-	if c.Request().Method == http.MethodOptions {
-		return preflight(c)
-	}
-	r, release, err := s.gate.Admit(c.Request(), route)
-	if err != nil {
-		return err
-	}
-	defer release()
-	c.SetRequest(r)
-	return authgate.Ended(r, s.dispatch(c))
-}
-
-// dispatch serves an admitted request.
-func (s *server) dispatch(c echo.Context) error {
 	r := c.Request()
 	name := streamroute.StreamName(r)
 	if root, rest, ok := controlRoute(name); ok {

@@ -90,11 +90,7 @@ func (c *authCommand) login(context.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := credentialsPath()
-	if err != nil {
-		return err
-	}
-	creds, err := loadCredentials(path)
+	path, creds, err := openCredentials()
 	if err != nil {
 		return err
 	}
@@ -184,11 +180,7 @@ func (c *authCommand) logout(context.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := credentialsPath()
-	if err != nil {
-		return err
-	}
-	creds, err := loadCredentials(path)
+	path, creds, err := openCredentials()
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,16 @@ func credentialsPath() (string, error) {
 	return filepath.Join(filepath.Dir(path), "credentials.toml"), nil
 }
 
+// openCredentials loads the credentials file at its usual path.
+func openCredentials() (string, *credentialsFile, error) {
+	path, err := credentialsPath()
+	if err != nil {
+		return "", nil, err
+	}
+	creds, err := loadCredentials(path)
+	return path, creds, err
+}
+
 // loadCredentials reads the file; a missing file stores nothing. Its
 // errors say where, never what: the file holds secrets.
 func loadCredentials(path string) (*credentialsFile, error) {

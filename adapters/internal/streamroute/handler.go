@@ -40,6 +40,26 @@ func NewHandler(serve echo.HandlerFunc, headers echo.MiddlewareFunc, renderError
 	})
 }
 
+// Gated is serve behind the gate: a preflight is answered by preflight
+// with no credential, every other request is decided by gate (route says
+// which operation it is) before serve routes, redirects or reads a body,
+// and a live read that the gate ends answers with the gate's error if it
+// has not begun its answer.
+func Gated(gate *authgate.Gate, route func(*http.Request) authgate.Route, preflight, serve echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().Method == http.MethodOptions {
+			return preflight(c)
+		}
+		r, release, err := gate.Admit(c.Request(), route)
+		if err != nil {
+			return err
+		}
+		defer release()
+		c.SetRequest(r)
+		return authgate.Ended(r, serve(c))
+	}
+}
+
 // onlyMethods refuses methods other than Methods.
 func onlyMethods(serve echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -18,12 +18,13 @@ import (
 // their ratio (auth-x-off-appends/s), and each server's CPU per append.
 // The servers take turns, as in BenchmarkVersusReference.
 func BenchmarkAuthOverhead(b *testing.B) {
-	bucket := s3test.URL(b)
+	offBucket, onBucket := s3test.URL(b), s3test.URL(b) // these set the AWS_* credentials Env passes on
 	env := picoproc.Env(serverProcs(b)...)
 	token := domain.FormatToken(domain.Credential{ID: "bench/root", Secret: []byte("0123456789abcdef0123456789abcdef")})
-	off := startPicoIn(b, env, "sqlite:"+filepath.Join(b.TempDir(), "off.db"), "-2@"+bucket)
-	on := startPicoIn(b, env, "sqlite:"+filepath.Join(b.TempDir(), "on.db"), "-3@"+bucket,
+	off := startPicoIn(b, env, "sqlite:"+filepath.Join(b.TempDir(), "off.db"), "-2@"+offBucket)
+	on := startPicoIn(b, env, "sqlite:"+filepath.Join(b.TempDir(), "on.db"), "-2@"+onBucket,
 		"--auth", "required", "--auth-bootstrap-token", token)
+	on.Token = token
 	targets := []target{
 		{name: "off", url: off.URL, pid: off.Cmd.Process.Pid, proc: off, usesStore: true},
 		{name: "auth", url: on.URL, pid: on.Cmd.Process.Pid, proc: on, usesStore: true, token: token},

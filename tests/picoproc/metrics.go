@@ -11,7 +11,14 @@ import (
 // Metrics scrapes the process's /metrics and returns the value of every
 // counter and gauge that has a single sample, by name.
 func (p *Process) Metrics() (map[string]float64, error) {
-	resp, err := http.Get(p.AdminURL + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, p.AdminURL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

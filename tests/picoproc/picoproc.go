@@ -92,10 +92,13 @@ type Process struct {
 	URL        string // the main listener's base URL, http://HOST:PORT
 	Advertised string // the URL other nodes redirect to
 	AdminURL   string
-	Stdout     *Output
-	Stderr     *Output
-	exited     chan struct{} // closed once the process has been reaped
-	waitErr    error
+	// Token is the bearer token Metrics sends, for a node with auth
+	// required.
+	Token   string
+	Stdout  *Output
+	Stderr  *Output
+	exited  chan struct{} // closed once the process has been reaped
+	waitErr error
 }
 
 var (

@@ -71,7 +71,8 @@ type Authorizer interface {
 // caller's scope does not cover.
 type TokenAdmin interface {
 	// Issue stores a new token narrowed from the caller's scope and
-	// returns its wire form, the only time the secret is seen:
+	// returns its wire form, the only time the secret is seen ("" for the
+	// anonymous token, which is never presented):
 	// ErrBadRequest (a malformed id or scope), ErrForbidden (it would
 	// widen the caller's scope), ErrTokenExists.
 	Issue(ctx context.Context, by Grant, id string, scope domain.Scope) (wire string, err error)

@@ -14,11 +14,11 @@ import (
 func route(r *http.Request) authgate.Route {
 	name := streamroute.RawStreamName(r)
 	if root, rest, ok := controlRoute(name); ok {
-		return controlOp(root, rest)
+		return controlOp(r.Method, root, rest)
 	}
 	switch r.Method {
 	case http.MethodGet:
-		return authgate.Route{Op: domain.OpRead, Resource: name, Live: strings.Contains(r.URL.RawQuery, "live=")}
+		return authgate.Route{Op: domain.OpRead, Resource: name, Live: streamroute.IsLive(r)}
 	case http.MethodHead:
 		return authgate.Route{Op: domain.OpHead, Resource: name}
 	case http.MethodPut:
@@ -34,11 +34,14 @@ func route(r *http.Request) authgate.Route {
 	return authgate.Route{Op: domain.OpRead, Resource: name} // no other method gets past onlyMethods
 }
 
-// controlOp maps the subscription API to the read operation on the stream
-// root it serves: a subscription follows streams under that root. The
-// signing keys are public, and a worker's callback, ack and release carry
-// the subscription's own bearer token, which the subscription checks.
-func controlOp(root, rest string) authgate.Route {
+// controlOp maps the subscription API to the stream operations on the
+// root it serves, since a subscription follows streams under that root and
+// appends its wakes there: reading a subscription or claiming its work is
+// read, creating one or adding streams to it create, and deleting it or a
+// stream of it delete. The signing keys
+// are public, and a worker's callback, ack and release carry the
+// subscription's own bearer token, which the subscription checks.
+func controlOp(method, root, rest string) authgate.Route {
 	_, action, _ := strings.Cut(strings.TrimPrefix(rest, "subscriptions/"), "/")
 	switch {
 	case rest == "jwks.json":
@@ -46,5 +49,12 @@ func controlOp(root, rest string) authgate.Route {
 	case strings.HasPrefix(rest, "subscriptions/") && (action == "callback" || action == "ack" || action == "release"):
 		return authgate.Route{Public: true}
 	}
-	return authgate.Route{Op: domain.OpRead, Resource: root}
+	op := domain.OpRead // GET, HEAD, and a claim
+	switch {
+	case method == http.MethodPut || method == http.MethodPost && action == "streams":
+		op = domain.OpCreate
+	case method == http.MethodDelete:
+		op = domain.OpDelete
+	}
+	return authgate.Route{Op: op, Resource: root}
 }

@@ -18,7 +18,7 @@ func route(r *http.Request) authgate.Route {
 	}
 	switch r.Method {
 	case http.MethodGet:
-		return authgate.Route{Op: domain.OpRead, Resource: name, Live: strings.Contains(r.URL.RawQuery, "live=")}
+		return authgate.Route{Op: domain.OpRead, Resource: name, Live: streamroute.IsLive(r)}
 	case http.MethodHead:
 		return authgate.Route{Op: domain.OpHead, Resource: name}
 	case http.MethodPut:

@@ -284,11 +284,14 @@ func TestAuthorizeAnonymous(t *testing.T) {
 	cl := newCluster(t)
 	s := cl.a.svc
 	root := bootRoot(t, cl)
-	mustIssue(t, s, root, domain.AnonymousTokenID, domain.Scope{
+	wire, err := s.Issue(context.Background(), root, domain.AnonymousTokenID, domain.Scope{
 		Streams:   domain.Matchers{prefix("/public/")},
 		Groups:    groups(domain.GroupStreamRead),
 		Audiences: auds(domain.AudiencePico, domain.AudienceDurableStreams),
 	})
+	if err != nil || wire != "" {
+		t.Fatalf("issue anonymous = %q, %v; want no wire token (it is never presented)", wire, err)
+	}
 	g := mustAuthz(t, s, "", domain.OpRead, domain.AudiencePico, "/public/news")
 	v := cl.a.plane.View()
 	e, _ := v.KV(domain.SpaceTokens, domain.AnonymousTokenID)
@@ -312,7 +315,7 @@ func TestAuthorizeAnonymous(t *testing.T) {
 	}
 	// The anonymous id is no credential, even with some secret.
 	anonWire := base64.RawURLEncoding.EncodeToString([]byte(domain.AnonymousTokenID)) + "." + base64.RawURLEncoding.EncodeToString(rootSecret)
-	_, err := authz(s, anonWire, domain.OpRead, domain.AudiencePico, "/public/news")
+	_, err = authz(s, anonWire, domain.OpRead, domain.AudiencePico, "/public/news")
 	wantErr(t, err, ports.ErrUnauthenticated, "anonymous as a credential")
 	// A credential is decided by its own scope, not the anonymous one.
 	if g := mustAuthz(t, s, rootWire(), domain.OpAppend, domain.AudiencePico, "/private/news"); g.TokenID != rootID {

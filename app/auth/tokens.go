@@ -23,6 +23,9 @@ func (s *Service) Issue(ctx context.Context, by ports.Grant, id string, scope do
 	if err := s.put(ctx, id, rec); err != nil {
 		return "", err
 	}
+	if id == domain.AnonymousTokenID {
+		return "", nil // its scope serves requests without a credential; it is never one itself
+	}
 	return domain.FormatToken(cred), nil
 }
 

@@ -6,6 +6,7 @@ package livehttp
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/picomq/pico/ports"
@@ -14,7 +15,9 @@ import (
 // AwaitRecords reads until there is something to answer: records, a closed
 // stream, a page short of the tail, or an error. Between reads it waits on
 // the page's Changed channel; after timeout or when stop closes it reads a
-// last time, and when ctx ends it returns the last (empty) page.
+// last time, and when ctx ends it returns the last (empty) page, or the
+// cause when the gate ended it (ports.ErrUnauthenticated: the grant no
+// longer holds).
 func AwaitRecords(ctx context.Context, stop <-chan struct{}, timeout time.Duration,
 	read func() (ports.ReadResult, error)) (ports.ReadResult, error) {
 	timer := time.NewTimer(timeout)
@@ -32,6 +35,9 @@ func AwaitRecords(ctx context.Context, stop <-chan struct{}, timeout time.Durati
 		case <-stop:
 			return read()
 		case <-ctx.Done():
+			if cause := context.Cause(ctx); errors.Is(cause, ports.ErrUnauthenticated) {
+				return res, cause // the grant no longer holds (a revocation): a 401, not an empty page
+			}
 			return res, nil
 		}
 	}

@@ -60,6 +60,10 @@ func Gated(gate *authgate.Gate, route func(*http.Request) authgate.Route, prefli
 	}
 }
 
+// IsLive reports whether a read is a live one, by the decoded query that
+// the read takes its mode from ("liv%65=sse" is live too).
+func IsLive(r *http.Request) bool { return r.URL.Query().Get("live") != "" }
+
 // onlyMethods refuses methods other than Methods.
 func onlyMethods(serve echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

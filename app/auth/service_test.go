@@ -530,6 +530,7 @@ func TestIssue(t *testing.T) {
 			s.Streams, s.AutoPrefixStreams = domain.Matchers{prefix("/app/x")}, true
 		})},
 		{"an empty exact matcher", "ops-1", widen(func(s *domain.Scope) { s.Streams = append(s.Streams, exact("")) })},
+		{"an expiry now", "ops-1", widen(func(s *domain.Scope) { s.Expires, s.ExpiresAtMs = true, cl.clock.nowMs() })},
 	} {
 		_, err := s.Issue(ctx, ops, c.id, c.scope)
 		if !errors.Is(err, ports.ErrBadRequest) {

@@ -16,6 +16,9 @@ func (s *Service) Issue(ctx context.Context, by ports.Grant, id string, scope do
 	if err := checkIssue(by, id, scope); err != nil {
 		return "", err
 	}
+	if scope.Expired(s.cfg.Now().UnixMilli()) {
+		return "", ports.Errorf(ports.ErrBadRequest, "expiresAtMs %d is not in the future", scope.ExpiresAtMs)
+	}
 	cred := domain.Credential{ID: id, Secret: make([]byte, domain.IssuedSecretLen)}
 	s.cfg.Random(cred.Secret)
 	rec := domain.TokenRecord{Verifier: domain.VerifierOf(cred.Secret), Scope: scope, Issuer: by.TokenID,

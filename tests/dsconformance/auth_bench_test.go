@@ -16,7 +16,8 @@ import (
 // same versitygw: one with --auth off and one with --auth required, every
 // request carrying a root bearer token. It reports both appends/s and
 // their ratio (auth-x-off-appends/s), and each server's CPU per append.
-// The servers take turns, as in BenchmarkVersusReference.
+// The servers take turns, as in BenchmarkVersusReference, each going first
+// in every other turn.
 func BenchmarkAuthOverhead(b *testing.B) {
 	offBucket, onBucket := s3test.URL(b), s3test.URL(b) // these set the AWS_* credentials Env passes on
 	env := picoproc.Env(serverProcs(b)...)
@@ -33,9 +34,12 @@ func BenchmarkAuthOverhead(b *testing.B) {
 	b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
 		span := time.Duration(b.N) * time.Millisecond
 		runs := []*loadRun{targets[0].prepare(b, appenders), targets[1].prepare(b, appenders)}
-		for range spanSlices {
-			for _, r := range runs {
-				r.run(b, span/spanSlices)
+		// The two take turns, each going first in every other one, so
+		// that neither always runs right after the other's turn.
+		for slice := range 2 * spanSlices {
+			first := slice % 2
+			for _, r := range []*loadRun{runs[first], runs[1-first]} {
+				r.run(b, span/(2*spanSlices))
 				settle(b)
 			}
 		}

@@ -40,35 +40,41 @@ func BenchmarkDSAppendPath(b *testing.B) {
 	}
 	for _, side := range sides {
 		b.Run(side.name, func(b *testing.B) {
-			h := side.start(b, pausingStore{memstore.New()})
-			for w := range appenders {
-				if code := serveOnce(h, http.MethodPut, streamPath(w), nil); code != http.StatusCreated {
-					b.Fatalf("create: %d", code)
-				}
-			}
-			var next atomic.Int64
-			body := bytes.Repeat([]byte("x"), 1024)
-			done := make(chan struct{}, appenders)
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := processCPU()
-			for w := range appenders {
-				go func() {
-					defer func() { done <- struct{}{} }()
-					for next.Add(1) <= int64(b.N) {
-						if code := serveOnce(h, http.MethodPost, streamPath(w), body); code != http.StatusNoContent {
-							b.Errorf("append: %d", code)
-							return
-						}
-					}
-				}()
-			}
-			for range appenders {
-				<-done
-			}
-			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/append")
+			measureAppends(b, side.start(b, pausingStore{memstore.New()}), appenders, "")
 		})
 	}
+}
+
+// measureAppends has appenders post 1 KiB appends to streams of their own
+// on h, b.N in all, each with token as its bearer credential if given,
+// and reports this process's CPU time and allocations per append.
+func measureAppends(b *testing.B, h http.Handler, appenders int, token string) {
+	for w := range appenders {
+		if code := serveWith(h, http.MethodPut, streamPath(w), "application/octet-stream", nil, token); code != http.StatusCreated {
+			b.Fatalf("create: %d", code)
+		}
+	}
+	var next atomic.Int64
+	body := bytes.Repeat([]byte("x"), 1024)
+	done := make(chan struct{}, appenders)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for w := range appenders {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for next.Add(1) <= int64(b.N) {
+				if code := serveWith(h, http.MethodPost, streamPath(w), "application/octet-stream", body, token); code != http.StatusNoContent {
+					b.Errorf("append: %d", code)
+					return
+				}
+			}
+		}()
+	}
+	for range appenders {
+		<-done
+	}
+	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/append")
 }
 
 // BenchmarkDSAppendJSON measures a Durable Streams JSON append of 100
@@ -144,12 +150,20 @@ func serveJSON(h http.Handler, method, path string, body []byte) int {
 }
 
 func serve(h http.Handler, method, path, contentType string, body []byte) int {
+	return serveWith(h, method, path, contentType, body, "")
+}
+
+// serveWith is serve with token, if given, as the bearer credential.
+func serveWith(h http.Handler, method, path, contentType string, body []byte, token string) int {
 	w := &statusWriter{header: http.Header{}}
 	r := &http.Request{Method: method, URL: &url.URL{Path: path}, RequestURI: path, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": {contentType}}, Host: "bench",
 		Body: http.NoBody, ContentLength: int64(len(body))}
 	if body != nil {
 		r.Body = readCloser{bytes.NewReader(body)}
+	}
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
 	}
 	h.ServeHTTP(w, r)
 	return w.status

@@ -71,19 +71,28 @@ func ParseToken(wire string) (Credential, error) {
 	if !found {
 		return Credential{}, fmt.Errorf("%w: a token is BASE64URL(id).BASE64URL(secret)", ErrCredential)
 	}
-	// Strict, and no line breaks (which the decoder skips): one token has
-	// one spelling.
-	id, err1 := tokenEncoding.DecodeString(idPart)
-	secret, err2 := tokenEncoding.DecodeString(secretPart)
+	if len(idPart) > tokenEncoding.EncodedLen(MaxTokenIDLen) {
+		return Credential{}, fmt.Errorf("%w: a token's id is 1 to %d printable characters", ErrCredential, MaxTokenIDLen)
+	}
+	if len(secretPart) > tokenEncoding.EncodedLen(MaxSecretLen) {
+		return Credential{}, fmt.Errorf("%w: a token's secret is %d to %d bytes", ErrCredential, MinSecretLen, MaxSecretLen)
+	}
+	// Decoded into arrays of the largest sizes, bounded above; strict, and
+	// no line breaks (which the decoder skips): one token has one spelling.
+	var idBuf [MaxTokenIDLen]byte
+	var secretBuf [MaxSecretLen]byte
+	idLen, err1 := tokenEncoding.Decode(idBuf[:], []byte(idPart))
+	secretLen, err2 := tokenEncoding.Decode(secretBuf[:], []byte(secretPart))
+	id, secret := string(idBuf[:idLen]), secretBuf[:secretLen]
 	switch {
 	case err1 != nil || err2 != nil || strings.ContainsAny(wire, "\r\n"):
 		return Credential{}, fmt.Errorf("%w: a token's parts are base64url without padding", ErrCredential)
-	case !ValidTokenID(string(id)) || string(id) == AnonymousTokenID:
+	case !ValidTokenID(id) || id == AnonymousTokenID:
 		return Credential{}, fmt.Errorf("%w: a token's id is 1 to %d printable characters", ErrCredential, MaxTokenIDLen)
-	case len(secret) < MinSecretLen || len(secret) > MaxSecretLen:
+	case len(secret) < MinSecretLen:
 		return Credential{}, fmt.Errorf("%w: a token's secret is %d to %d bytes", ErrCredential, MinSecretLen, MaxSecretLen)
 	}
-	return Credential{ID: string(id), Secret: secret}, nil
+	return Credential{ID: id, Secret: append([]byte(nil), secret...)}, nil
 }
 
 var tokenEncoding = base64.RawURLEncoding.Strict()

@@ -61,7 +61,7 @@ func (g *Gate) Admit(r *http.Request, routeOf func(*http.Request) Route) (*http.
 	if err != nil {
 		return r, noRelease, err
 	}
-	ctx := context.WithValue(r.Context(), grantKey{}, grant)
+	var ctx context.Context = &grantContext{Context: r.Context(), grant: grant}
 	release := noRelease
 	if route.Live {
 		ctx, release = g.auth.Hold(ctx, grant)
@@ -94,11 +94,27 @@ func noRelease() {}
 
 type grantKey struct{}
 
+// grantContext carries an admitted request's grant: one allocation, where
+// context.WithValue and the boxed grant would be two.
+type grantContext struct {
+	context.Context
+	grant ports.Grant
+}
+
+func (c *grantContext) Value(key any) any {
+	if key == (grantKey{}) {
+		return &c.grant
+	}
+	return c.Context.Value(key)
+}
+
 // GrantOf returns the grant the gate admitted a request's context with;
 // false when auth is off or the route is public.
 func GrantOf(ctx context.Context) (ports.Grant, bool) {
-	g, ok := ctx.Value(grantKey{}).(ports.Grant)
-	return g, ok
+	if g, ok := ctx.Value(grantKey{}).(*ports.Grant); ok {
+		return *g, true
+	}
+	return ports.Grant{}, false
 }
 
 // Resolve returns the stored name of a client's stream name under the

@@ -85,7 +85,7 @@ func ParseToken(wire string) (Credential, error) {
 	secretLen, err2 := tokenEncoding.Decode(secretBuf[:], []byte(secretPart))
 	id, secret := string(idBuf[:idLen]), secretBuf[:secretLen]
 	switch {
-	case err1 != nil || err2 != nil || strings.ContainsAny(wire, "\r\n"):
+	case err1 != nil || err2 != nil || strings.IndexByte(wire, '\n') >= 0 || strings.IndexByte(wire, '\r') >= 0:
 		return Credential{}, fmt.Errorf("%w: a token's parts are base64url without padding", ErrCredential)
 	case !ValidTokenID(id) || id == AnonymousTokenID:
 		return Credential{}, fmt.Errorf("%w: a token's id is 1 to %d printable characters", ErrCredential, MaxTokenIDLen)

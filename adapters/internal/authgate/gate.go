@@ -61,12 +61,26 @@ func (g *Gate) Admit(r *http.Request, routeOf func(*http.Request) Route) (*http.
 	if err != nil {
 		return r, noRelease, err
 	}
+	if !needsGrant(route, grant) {
+		return r, noRelease, nil
+	}
 	var ctx context.Context = &grantContext{Context: r.Context(), grant: grant}
 	release := noRelease
 	if route.Live {
 		ctx, release = g.auth.Hold(ctx, grant)
 	}
 	return r.WithContext(ctx), release, nil
+}
+
+// needsGrant reports whether the handler may ask for the grant: a request
+// on one named stream, not live and not auto-prefixed, is served alike
+// under every grant that allows it, and is spared the context that would
+// carry it (two allocations an append). Everything else carries it:
+// listings filter by it, admin and token routes decide by it, live reads
+// hold it, auto-prefixed names resolve by it.
+func needsGrant(route Route, grant ports.Grant) bool {
+	return route.Live || route.Resource == "" || route.Op.Resource() != domain.ResourceStream ||
+		route.Op == domain.OpList || grant.Scope.AutoPrefixStreams
 }
 
 // Also decides one more operation that an admitted request r implies
@@ -109,7 +123,8 @@ func (c *grantContext) Value(key any) any {
 }
 
 // GrantOf returns the grant the gate admitted a request's context with;
-// false when auth is off or the route is public.
+// false when auth is off, the route is public, or the request names one
+// stream and needs no grant (needsGrant).
 func GrantOf(ctx context.Context) (ports.Grant, bool) {
 	if g, ok := ctx.Value(grantKey{}).(*ports.Grant); ok {
 		return *g, true

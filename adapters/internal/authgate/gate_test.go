@@ -280,3 +280,38 @@ func TestEndedByOtherCauses(t *testing.T) {
 		t.Fatalf("Ended with a forbidden cause = %v", err)
 	}
 }
+
+// TestTheGrantGoesWhereAHandlerMayAskForIt: a request on one stream under
+// a plain scope is served as it came (no context to carry the grant);
+// every request whose handler decides by the grant carries it.
+func TestTheGrantGoesWhereAHandlerMayAskForIt(t *testing.T) {
+	plain := ports.Grant{TokenID: "plain", Scope: domain.RootScope()}
+	for _, c := range []struct {
+		what  string
+		grant ports.Grant
+		route authgate.Route
+		want  bool
+	}{
+		{"an append", plain, authgate.Route{Op: domain.OpAppend, Resource: "/s"}, false},
+		{"a read", plain, authgate.Route{Op: domain.OpRead, Resource: "/s"}, false},
+		{"a live read", plain, authgate.Route{Op: domain.OpRead, Resource: "/s", Live: true}, true},
+		{"a listing", plain, authgate.Route{Op: domain.OpList}, true},
+		{"an auto-prefixed append", tenantGrant(), authgate.Route{Op: domain.OpAppend, Resource: "/s"}, true},
+		{"a token issue", plain, authgate.Route{Op: domain.OpIssueToken}, true},
+		{"a token revoke naming its id", plain, authgate.Route{Op: domain.OpRevokeToken, Resource: "svc/a"}, true},
+		{"an admin read", plain, authgate.Route{Op: domain.OpClusterRead}, true},
+		{"a stream op naming none", plain, authgate.Route{Op: domain.OpRead}, true},
+	} {
+		g := authgate.New(&fakeAuth{grant: c.grant}, domain.AudiencePico)
+		r := request("Bearer abc.def")
+		got, release, err := g.Admit(r, func(*http.Request) authgate.Route { return c.route })
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		_, carried := authgate.GrantOf(got.Context())
+		if carried != c.want || (got == r) == c.want {
+			t.Errorf("%s: grant carried %v (request replaced %v), want %v", c.what, carried, got != r, c.want)
+		}
+		release()
+	}
+}

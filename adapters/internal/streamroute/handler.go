@@ -56,7 +56,10 @@ func Gated(gate *authgate.Gate, route func(*http.Request) authgate.Route, prefli
 		}
 		defer release()
 		c.SetRequest(r)
-		return authgate.Ended(r, serve(c))
+		if err := serve(c); err != nil {
+			return authgate.Ended(r, err)
+		}
+		return nil
 	}
 }
 

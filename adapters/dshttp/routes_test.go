@@ -1,13 +1,10 @@
 package dshttp
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -146,10 +143,10 @@ func TestGateDecidesEveryRoute(t *testing.T) {
 	} {
 		for _, rc := range routeCases {
 			t.Run(fmt.Sprintf("%d/%s", refusal.status, rc.name), func(t *testing.T) {
-				auth := &recordingAuth{err: refusal.err}
+				auth := &handlertest.RecordingAuth{Err: refusal.err}
 				h := newHarness(t, func(c *Config) { c.Auth = auth })
 				rec := h.do(rc.method, rc.target, []byte(rc.body), rc.headers...)
-				reqs := auth.requests()
+				reqs := auth.Requests()
 				switch {
 				case rc.preflight:
 					if rec.Code != http.StatusNoContent || len(reqs) != 0 {
@@ -186,16 +183,16 @@ func TestGateDecidesEveryRoute(t *testing.T) {
 // ends while the read waits answers 401 at once, not the long-poll's
 // empty answer after its timeout.
 func TestGateHoldsLiveReads(t *testing.T) {
-	auth := &recordingAuth{endHolds: true}
+	auth := &handlertest.RecordingAuth{EndHolds: true}
 	h := newHarness(t, func(c *Config) { c.Auth = auth })
 	h.create("/s", "Content-Type", "text/plain")
 	for _, rc := range routeCases {
 		if rc.preflight || rc.want.Public {
 			continue
 		}
-		before := auth.holds()
+		before := auth.Holds()
 		h.do(rc.method, rc.target, []byte(rc.body), rc.headers...)
-		if held := auth.holds() - before; held != map[bool]int{true: 1}[rc.want.Live] {
+		if held := auth.Holds() - before; held != map[bool]int{true: 1}[rc.want.Live] {
 			t.Errorf("%s: held %d times, want live=%v", rc.name, held, rc.want.Live)
 		}
 	}
@@ -206,48 +203,4 @@ func TestGateHoldsLiveReads(t *testing.T) {
 		t.Errorf("the long-poll answered %v after its hold ended", took)
 	}
 	handlertest.WantStatus(t, rec, http.StatusUnauthorized)
-}
-
-// recordingAuth records what the gate asks and refuses with err, or
-// allows with the root scope; with endHolds, a held grant ends soon.
-type recordingAuth struct {
-	err      error
-	endHolds bool
-
-	mu   sync.Mutex
-	reqs []ports.AuthRequest
-	held int
-}
-
-func (a *recordingAuth) Authorize(req ports.AuthRequest) (ports.Grant, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reqs = append(a.reqs, req)
-	if a.err != nil {
-		return ports.Grant{}, a.err
-	}
-	return ports.Grant{TokenID: "t", Scope: domain.RootScope(), Rev: 1}, nil
-}
-
-func (a *recordingAuth) Hold(ctx context.Context, _ ports.Grant) (context.Context, func()) {
-	a.mu.Lock()
-	a.held++
-	a.mu.Unlock()
-	held, cancel := context.WithCancelCause(ctx)
-	if a.endHolds { // as a revocation does, while the read waits
-		time.AfterFunc(20*time.Millisecond, func() { cancel(errors.Join(ports.ErrUnauthenticated, errors.New("revoked"))) })
-	}
-	return held, func() { cancel(context.Canceled) }
-}
-
-func (a *recordingAuth) requests() []ports.AuthRequest {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]ports.AuthRequest(nil), a.reqs...)
-}
-
-func (a *recordingAuth) holds() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.held
 }

@@ -1,14 +1,11 @@
 package picohttp
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -121,12 +118,12 @@ func TestGateDecidesEveryRoute(t *testing.T) {
 	} {
 		for _, rc := range routeCases {
 			t.Run(fmt.Sprintf("%d/%s", refusal.status, rc.name), func(t *testing.T) {
-				auth := &fakeAuth{err: refusal.err}
+				auth := &handlertest.RecordingAuth{Err: refusal.err}
 				h := newHarness(t, func(c *Config) { c.Auth = auth })
 				rec := h.do(rc.method, rc.target, []byte(rc.body), rc.headers...)
 				if rc.preflight {
-					if rec.Code != http.StatusNoContent || len(auth.requests()) != 0 {
-						t.Fatalf("preflight: %d after %d authorizations; want 204 without one", rec.Code, len(auth.requests()))
+					if rec.Code != http.StatusNoContent || len(auth.Requests()) != 0 {
+						t.Fatalf("preflight: %d after %d authorizations; want 204 without one", rec.Code, len(auth.Requests()))
 					}
 					return
 				}
@@ -140,7 +137,7 @@ func TestGateDecidesEveryRoute(t *testing.T) {
 						t.Errorf("body %q (%v), want the error JSON with code %q", rec.Body, err, refusal.code)
 					}
 				}
-				reqs := auth.requests()
+				reqs := auth.Requests()
 				if len(reqs) != 1 {
 					t.Fatalf("%d authorizations, want 1", len(reqs))
 				}
@@ -156,16 +153,16 @@ func TestGateDecidesEveryRoute(t *testing.T) {
 // ends while the read waits answers 401 at once, not the long-poll's
 // empty answer after its timeout.
 func TestGateHoldsLiveReads(t *testing.T) {
-	auth := &fakeAuth{endHolds: true}
+	auth := &handlertest.RecordingAuth{EndHolds: true}
 	h := newHarness(t, func(c *Config) { c.Auth = auth })
 	h.create("/s")
 	for _, rc := range routeCases {
 		if rc.preflight {
 			continue
 		}
-		before := auth.holds()
+		before := auth.Holds()
 		h.do(rc.method, rc.target, []byte(rc.body), rc.headers...)
-		if held := auth.holds() - before; held != map[bool]int{true: 1}[rc.want.Live] {
+		if held := auth.Holds() - before; held != map[bool]int{true: 1}[rc.want.Live] {
 			t.Errorf("%s: held %d times, want live=%v", rc.name, held, rc.want.Live)
 		}
 	}
@@ -176,48 +173,4 @@ func TestGateHoldsLiveReads(t *testing.T) {
 		t.Errorf("the long-poll answered %v after its hold ended", took)
 	}
 	handlertest.WantStatus(t, rec, http.StatusUnauthorized)
-}
-
-// fakeAuth records what the gate asks and refuses with err, or allows
-// with the root scope; with endHolds, a held grant ends soon.
-type fakeAuth struct {
-	err      error
-	endHolds bool
-
-	mu   sync.Mutex
-	reqs []ports.AuthRequest
-	held int
-}
-
-func (a *fakeAuth) Authorize(req ports.AuthRequest) (ports.Grant, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reqs = append(a.reqs, req)
-	if a.err != nil {
-		return ports.Grant{}, a.err
-	}
-	return ports.Grant{TokenID: "t", Scope: domain.RootScope(), Rev: 1}, nil
-}
-
-func (a *fakeAuth) Hold(ctx context.Context, _ ports.Grant) (context.Context, func()) {
-	a.mu.Lock()
-	a.held++
-	a.mu.Unlock()
-	held, cancel := context.WithCancelCause(ctx)
-	if a.endHolds { // as a revocation does, while the read waits
-		time.AfterFunc(20*time.Millisecond, func() { cancel(errors.Join(ports.ErrUnauthenticated, errors.New("revoked"))) })
-	}
-	return held, func() { cancel(context.Canceled) }
-}
-
-func (a *fakeAuth) requests() []ports.AuthRequest {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]ports.AuthRequest(nil), a.reqs...)
-}
-
-func (a *fakeAuth) holds() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.held
 }

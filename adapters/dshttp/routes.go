@@ -16,22 +16,15 @@ func route(r *http.Request) authgate.Route {
 	if root, rest, ok := controlRoute(name); ok {
 		return controlOp(r.Method, root, rest)
 	}
-	switch r.Method {
-	case http.MethodGet:
-		return authgate.Route{Op: domain.OpRead, Resource: name, Live: streamroute.IsLive(r)}
-	case http.MethodHead:
-		return authgate.Route{Op: domain.OpHead, Resource: name}
-	case http.MethodPut:
-		return authgate.Route{Op: domain.OpCreate, Resource: name}
-	case http.MethodPost:
-		if r.ContentLength == 0 && closedHeader(r.Header) {
-			return authgate.Route{Op: domain.OpClose, Resource: name}
-		}
-		return authgate.Route{Op: domain.OpAppend, Resource: name}
-	case http.MethodDelete:
-		return authgate.Route{Op: domain.OpDelete, Resource: name}
+	return streamroute.StreamRoute(r, name, postOp)
+}
+
+// postOp tells a bare close from an append.
+func postOp(r *http.Request) domain.Op {
+	if r.ContentLength == 0 && closedHeader(r.Header) {
+		return domain.OpClose
 	}
-	return authgate.Route{Op: domain.OpRead, Resource: name} // no other method gets past onlyMethods
+	return domain.OpAppend
 }
 
 // controlOp maps the subscription API to the stream operations on the

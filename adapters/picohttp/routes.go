@@ -16,19 +16,7 @@ func route(r *http.Request) authgate.Route {
 	if name == "/" {
 		return authgate.Route{Op: domain.OpList} // GET and HEAD list; others are refused after the gate
 	}
-	switch r.Method {
-	case http.MethodGet:
-		return authgate.Route{Op: domain.OpRead, Resource: name, Live: streamroute.IsLive(r)}
-	case http.MethodHead:
-		return authgate.Route{Op: domain.OpHead, Resource: name}
-	case http.MethodPut:
-		return authgate.Route{Op: domain.OpCreate, Resource: name}
-	case http.MethodPost:
-		return authgate.Route{Op: postOp(r), Resource: name}
-	case http.MethodDelete:
-		return authgate.Route{Op: domain.OpDelete, Resource: name}
-	}
-	return authgate.Route{Op: domain.OpRead, Resource: name} // no other method gets past onlyMethods
+	return streamroute.StreamRoute(r, name, postOp)
 }
 
 // postOp tells a trim and a bare close from an append.

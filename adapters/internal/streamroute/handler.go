@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/authgate"
+	"github.com/picomq/pico/domain"
 )
 
 // Methods are the methods a stream path answers; others get echo's 405.
@@ -61,6 +62,24 @@ func Gated(gate *authgate.Gate, route func(*http.Request) authgate.Route, prefli
 		}
 		return nil
 	}
+}
+
+// StreamRoute is the gate's route of a request on the stream name: read
+// (live when the query says so), head, create and delete by method, and
+// for a POST the operation postOp tells (an append, or a close or trim).
+func StreamRoute(r *http.Request, name string, postOp func(*http.Request) domain.Op) authgate.Route {
+	op := domain.OpRead // GET, and no other method gets past onlyMethods
+	switch r.Method {
+	case http.MethodHead:
+		op = domain.OpHead
+	case http.MethodPut:
+		op = domain.OpCreate
+	case http.MethodPost:
+		op = postOp(r)
+	case http.MethodDelete:
+		op = domain.OpDelete
+	}
+	return authgate.Route{Op: op, Resource: name, Live: r.Method == http.MethodGet && IsLive(r)}
 }
 
 // IsLive reports whether a read is a live one, by the decoded query that

@@ -3,6 +3,13 @@
 // node's ports.Authorizer before the listener routes, redirects or reads a
 // body. Each listener declares, next to its routes, which operation each
 // route is (a Route), and renders the gate's errors in its own format.
+//
+// The gate puts the grant in the request's context wherever a handler may
+// ask for it (a request on one stream under a plain scope is served alike
+// under any grant, and carries none): auto-prefixed names resolve from it
+// (streamroute.StreamName), listings filter by it, admin and token routes
+// decide by it, and a live read holds it (ports.Authorizer.Hold), so that
+// the authorizer ends the read once the grant no longer holds.
 package authgate
 
 import (

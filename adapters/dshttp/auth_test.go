@@ -69,6 +69,10 @@ func TestAutoPrefixedNamesResolveInsideThePrefix(t *testing.T) {
 	if _, err := h.fake.Head(context.Background(), "/tenants/a/copy"); err != nil {
 		t.Errorf("the stream is not stored inside the prefix: %v", err)
 	}
+	// An error names the stream as the client does.
+	if rec := h.do(http.MethodGet, "/none", nil); rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "tenants") {
+		t.Errorf("a read of a missing stream: %d %q, want 404 naming no prefix", rec.Code, rec.Body)
+	}
 	// Another tenant's path names a stream inside this one's prefix, which
 	// the scope covers: past the gate (the fake forks nothing: 400).
 	if rec := h.do(http.MethodPut, "/fork", nil, headerForkedFrom, "/tenants/b/x"); rec.Code == http.StatusForbidden {

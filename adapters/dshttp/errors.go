@@ -65,6 +65,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, cacheNoStore)
 	status, message := s.describe(err, h)
+	message = authgate.Relative(c.Request().Context(), message)
 	authgate.SetChallenge(h, status)
 	var he *httpError
 	switch {

@@ -83,6 +83,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	}
 	h := c.Response().Header()
 	status, body := s.describe(err, h)
+	body.Message = authgate.Relative(c.Request().Context(), body.Message)
 	authgate.SetChallenge(h, status)
 	if body.Error == codeMethodNotAllowed {
 		h.Set(echo.HeaderAllow, allowedMethods)

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -146,6 +147,16 @@ func Resolve(ctx context.Context, name string) string {
 		return g.Scope.Resolve(name)
 	}
 	return name
+}
+
+// Relative writes the stored names in an answer's message as the client
+// names them, under an auto-prefixed grant: the client never sees the
+// prefix its names resolve under.
+func Relative(ctx context.Context, message string) string {
+	if g, ok := GrantOf(ctx); ok && g.Scope.AutoPrefixStreams {
+		return strings.ReplaceAll(message, g.Scope.Streams[0].Value, "/")
+	}
+	return message
 }
 
 // Status is the HTTP status of a gate error: 401, 403, or 0 for another

@@ -315,3 +315,20 @@ func TestTheGrantGoesWhereAHandlerMayAskForIt(t *testing.T) {
 		release()
 	}
 }
+
+func TestRelativeMessagesNameStreamsAsTheClientDoes(t *testing.T) {
+	g := authgate.New(&fakeAuth{grant: tenantGrant()}, domain.AudiencePico)
+	got, release, err := g.Admit(request("Bearer abc.def"), func(*http.Request) authgate.Route {
+		return authgate.Route{Op: domain.OpRead, Resource: "/orders"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if m := authgate.Relative(got.Context(), "no such stream: /tenants/a/orders"); m != "no such stream: /orders" {
+		t.Errorf("under the tenant: %q", m)
+	}
+	if m := authgate.Relative(request("").Context(), "no such stream: /tenants/a/orders"); m != "no such stream: /tenants/a/orders" {
+		t.Errorf("without a grant: %q", m)
+	}
+}

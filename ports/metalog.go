@@ -1,6 +1,3 @@
-// Package ports declares the narrow interfaces the node needs from the outside
-// world. Each interface documents its ordering, idempotency and sentinel errors;
-// every implementation in adapters/ runs the same conformance suite in tests/.
 package ports
 
 import (

@@ -1,13 +1,3 @@
-// Package dshttp serves the Durable Streams protocol over HTTP, driving the
-// same stream service as the Pico listener, so a stream written with one
-// protocol reads back with the other. A stream is named by its URL path as
-// sent: PUT creates it, POST appends to or closes it, GET reads it
-// (catch-up, long-poll or server-sent events), HEAD describes it and DELETE
-// removes it.
-//
-// Each stored record is one Durable Streams message: a whole append body,
-// or for application/json streams one element of the appended array.
-// Offsets count records. Stream-Seq is scoped per stream.
 package dshttp
 
 import (

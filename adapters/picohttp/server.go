@@ -1,7 +1,3 @@
-// Package picohttp serves the Pico protocol over HTTP. A stream is named by
-// its URL path: PUT creates it, POST appends to or trims it, GET reads it
-// (catch-up, long-poll or server-sent events), HEAD describes it and DELETE
-// removes it. GET / lists streams.
 package picohttp
 
 import (

@@ -1,7 +1,3 @@
-// Package sqllog implements ports.MetaLog, ports.LogNotifier, ports.Lease
-// and ports.Heartbeats on one SQL database: Postgres for a cluster, SQLite
-// for a single node. The queries are shared; dialect.go holds the few
-// differences.
 package sqllog
 
 import (

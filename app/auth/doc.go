@@ -14,6 +14,7 @@
 // free (or holds an expired record, whose revision it names); revoking
 // deletes with the revision the caller saw, so a revoke cannot delete a
 // token reissued under the same id meanwhile. Live reads hold their grant
-// (Hold): a watcher ends them within a second of a revocation or expiry.
-// The maintenance-lease holder deletes expired records.
+// (Hold): a watcher ends them within HoldCheckEvery (250 ms) of a
+// revocation or expiry. The maintenance-lease holder deletes expired
+// records.
 package auth

@@ -1,4 +1,231 @@
 // Package engine is the stream engine on object storage: the node's
 // write-ahead log of object-store PUTs with adaptive group commit, and its
 // fencing and recovery.
+//
+// # Life of an append
+//
+//  1. Engine.Append(stream, records, producer) finds the stream's local
+//     state; the stream must be open on this process (Engine.Open).
+//  2. Under the stream's gate (a mutex that only appends take): the
+//     idempotent-producer check, timestamps (the owner's clock, never below
+//     the previous record's), offsets [next, next+n). The records are added
+//     to the in-memory tail, invisible to readers for now, and one
+//     domain.Frame (stream, stream epoch, first offset, producer stamp,
+//     records) is submitted to the WAL in gate order. The gate is released.
+//  3. The caller waits, outside every lock, for the frame's WAL callback.
+//  4. Durability point: the callback fires with nil only when the frame's
+//     bulk and every earlier bulk are stored in the object store. It raises
+//     the stream's confirm offset and wakes readers; the caller gets its
+//     offsets. Reads never go past the confirm offset, so no reader sees a
+//     record a crash could take back.
+//
+// Producer dedup state (id, epoch, last sequence) rides in the same frame
+// as the records it guards. It is durable exactly when they are, and
+// recovery rebuilds it from the frames: a failed upload leaves no dedup
+// state behind, so the producer's retry is written, not silently
+// acknowledged. A repeated sequence whose original is still in flight is
+// acknowledged only once the original is durable. The writer sequence
+// (Durable Streams Stream-Seq, which must grow bytewise) travels the same
+// way: checked under the gate after the producer stamp, carried in the
+// frame (a flags byte says which of the two a frame has), and kept per
+// section in data objects.
+//
+// # The WAL in the object store
+//
+// Each node process writes its own key space, wal/<node>/<node epoch>/<seq>
+// (zero-padded, so key order is sequence order). A bulk is one object: a
+// header (node, epoch, seq, with its own CRC-32C) and frames, each
+// u32 length, u32 CRC-32C, body. Bulks are written with PutIfAbsent. On S3
+// every put also carries a CRC32 checksum the server checks, and requests
+// are signed with UNSIGNED-PAYLOAD (as the SDK does over https), so no body
+// is hashed twice.
+//
+// Adaptive group commit: with no upload in flight a frame is sealed and
+// uploaded at once, so a lone append costs one PUT and waits for no timer.
+// While uploads are in flight, arrivals accumulate and leave as one bulk
+// when an upload completes (or earlier, pipelined, when MaxBulkBytes is
+// reached, up to MaxInFlight uploads). When an upload completes with none
+// other in flight, the next bulk lingers (linger.go) until as many
+// submissions as it acknowledged have come back, or for at most twice the
+// recent PUT latency (MaxLinger, 20 ms, caps it; once is too short when
+// the CPU is saturated and the appenders take longer to come back).
+// Appenders that wait for each acknowledgement then share one PUT instead
+// of splitting into two cohorts that each wait two PUTs: with 64 such
+// appenders, a PUT carries about 64 records instead of 32
+// (BenchmarkClosedLoopAppenders). A lone appender is never held; a steady
+// flow of appends that do not wait for each other pays part of a wait for
+// PUTs three times as large (BenchmarkOpenLoopAppends). Sealed bulks go to
+// long-lived uploader goroutines, as many as bulks have been in flight at
+// once: a PUT runs deep through the S3 client, and a fresh goroutine per
+// bulk would grow its stack anew every time.
+//
+// Acknowledgements go out strictly in sequence order. MaxBufferedBytes of
+// unacknowledged frames make Submit wait: memory stays bounded under a
+// producer faster than the store. A failed PUT is retried for RetryFor; a
+// precondition failure is resolved by reading the key back (our own bytes:
+// an earlier attempt succeeded; a fence: we were fenced). When a bulk
+// cannot be stored, the WAL fails: nothing after it is ever acknowledged.
+// WAL.Stats counts the PUTs, the appends in them and the time they took
+// (retries included); /metrics shows them as wal_puts_total,
+// wal_submissions_total and wal_put_seconds_total.
+//
+// # Opening a stream, recovery and fencing
+//
+// Engine.Open proposes OpenStream at the next stream epoch. If the
+// previous writer was another process (a restart of this node, or a node
+// retired with FenceNode) that did not close the stream, it then fences
+// that process's WAL and reads it (FenceWAL), and so for every earlier
+// writer the stream lists as unrecovered (below). Which writers those are,
+// and where the stream ends, it takes from the metadata once its open
+// applied (OpenStream lists the previous writer as unrecovered exactly
+// when that one had not closed the stream), never from the view it read
+// before proposing: a live writer may have closed the stream, and
+// committed more, in between, and fencing its WAL would fail every append
+// it takes.
+//
+//   - The writer stores bulks at consecutive sequence numbers with
+//     PutIfAbsent and acknowledges bulk k only when bulks 1..k are stored.
+//   - The fencer reads the writer's bulks from sequence 1 up to the first
+//     missing sequence number and puts a fence object there with
+//     PutIfAbsent. Of the writer and the fencer, exactly one gets that
+//     key. (Before the writer acknowledged anything, its first bulk may
+//     still be in flight while a later one is stored; once it has, its
+//     newest acknowledged bulk is never retired, so a fence at a retired
+//     key 1 just moves the scan on to the oldest stored bulk, as past a
+//     hole.)
+//   - If the fencer does, the writer's upload at that key fails forever,
+//     so it acknowledges nothing from there on, however long it was
+//     paused; everything it did acknowledge lies in the bulks the fencer
+//     read. If the writer does, the fencer reads that bulk too and tries
+//     the next key.
+//   - A missing key below the writer's newest bulk is a hole: a bulk still
+//     in flight, or one a retire deleted (committed, so not needed). The
+//     fencer fences it too, keeps what it read, and goes on past it until
+//     its fence lies after every stored bulk.
+//
+// If the recovery fails after OpenStream applied, the metadata already
+// names this process as the writer, so the next open here, or the handoff
+// at shutdown, finishes the recovery from the same predecessors (with the
+// frames already read, kept in memory) rather than opening from the data
+// objects alone. If the open's outcome is unknown, nothing was read yet:
+// the next open here finds the stream its own (if it applied) and recovers
+// from the predecessors the metadata lists. If this process dies first,
+// the predecessor is still in the metadata: OpenStream adds every writer
+// it fences (one that never closed the stream) to the stream's Unrecovered
+// list, and a takeover reads every WAL listed, oldest first, then the
+// previous writer's. Frames that reach an offset written at a later stream
+// epoch are dropped (supersede): a later writer wrote only after
+// recovering what its predecessor acknowledged, so past that point an
+// older WAL holds only records never acknowledged.
+//
+// Records of the stream past its committed end are rebuilt from those
+// frames (with their producer state) and rewritten into the new process's
+// own WAL, frame for frame at the new epoch with their producer stamps and
+// writer sequences, all in one bulk (WAL.SubmitAll: one object, so a crash
+// leaves all of them or none, as supersede requires), before any new
+// append is taken, and they count in the uncommitted budget. That is the
+// recovery's durability point: the writer proposes RecoveredStream, which
+// empties the list, so the next takeover reads only this process's WAL.
+// The records are then committed to a data object, whose section keeps
+// every producer's state. If OpenStream applied but this process lost
+// track of the recovery (a retry read an older view), the stream still
+// lists its predecessors and the next open here recovers from them.
+// CompleteTransfer lists a writer that vanished without closing the
+// stream, as OpenStream does, and names no process of the target (owner
+// epoch 0) until it opens the stream.
+//
+// The metadata fence (a higher stream epoch, a higher node epoch) and the
+// object-store fence together mean a paused or partitioned old owner can
+// neither commit metadata nor acknowledge a write the new owner will not
+// see. tests/crash checks both: 20 SIGKILLs of an appending process, and a
+// SIGSTOPped owner taken over and then resumed. tests/enginefaults runs
+// chains of takeovers on a failing store, many of them dying
+// mid-recovery, with an idempotent producer per stream retrying as
+// producers do, and checks that every acknowledged record is there once,
+// in order.
+//
+// A stream its writer closed with Engine.Close has every record in data
+// objects, so the next writer opens it from the metadata alone and fences
+// nobody: a clean transfer leaves the old node's WAL, and its other
+// streams, untouched. A close whose outcome is unknown (the proposal timed
+// out) may still apply, so the writer stops taking appends at once and,
+// if asked to open the stream again, does so at a new epoch, which makes
+// the pending close stale.
+//
+// # From WAL to data objects
+//
+// Every --wal-upload-interval-ms, or as soon as --wal-upload-threshold
+// bytes are uncommitted, Engine.Upload gathers each local stream's records
+// in [committed, confirmed) into one data object of about MaxObjectBytes:
+//
+//  1. ReserveObjects through the log (an upload that dies after its PUT
+//     leaves a reservation that expires into garbage: nothing leaks);
+//  2. PutIfAbsent of data/<id>: a checksummed index (per stream: offsets,
+//     byte range, and the producer table and writer sequence as of the
+//     range's end, which is how dedup state outlives the WAL; format PDO2,
+//     PDO1 objects without the writer sequence still read), then one frame
+//     per stream, encoded straight into the object;
+//  3. CommitObjects with one range per stream, written at the stream epoch
+//     by its writer and starting at its end, which all advance at once;
+//  4. memory keeps only the newest committed records of each stream, up to
+//     TailRecords and TailBytes (1024 records, 64 KiB);
+//  5. WAL.Retire deletes the oldest run of bulks whose every frame is now
+//     committed, never the newest, in one Delete (S3 DeleteObjects); a
+//     delete that fails part way leaves holes, which fencing goes past.
+//
+// Appends wait when MaxUncommittedBytes are not yet in data objects, and
+// the WAL makes them wait beyond --wal-cache-size unacknowledged bytes, so
+// memory stays bounded when the store is slower than the producers.
+//
+// Garbage is two-phase. Trim, delete, compaction and expired reservations
+// mark objects in the metadata. The lease holder deletes the bytes first,
+// then proposes DestroyObjects; a crash in between only repeats a delete.
+//
+// # WALs of gone processes (deadwal.go, walgc.go)
+//
+// A process that crashed (or was fenced) leaves in its WAL the appends it
+// acknowledged and had not committed, and the bulks it had not retired.
+// The lease holder's dead-WAL pass runs every minute, and at its next
+// one-second tick whenever a node registers or is fenced (the nodes in its
+// view change), one at a time, beside the maintenance loop, which goes on
+// uploading meanwhile:
+//
+//  1. Engine.RecoverDeadWALs walks the streams that name a superseded
+//     process (open on it, or listing it as unrecovered), fences and reads
+//     that process's WAL once, and takes over, here, each stream whose
+//     records there go beyond its committed end and that no live process
+//     holds open (at most 256 a pass, 8 at a time, started within 20 s):
+//     Open recovers and commits them, Close lets the stream go again (a
+//     request that found the stream open just before is refused by the
+//     engine before any effect, and streams.Service.openAnd opens it again
+//     and retries once); a later pass finishes a takeover whose recovery
+//     or close failed. A stream whose records are all committed, or that
+//     is deleted (kept for its forks, which read committed records only),
+//     is left alone. A process none of whose named streams needs a
+//     takeover is drained: its WAL holds nothing anyone needs, and it
+//     cannot change (fenced; committed ends only grow).
+//  2. Engine.CollectDeadWALs deletes the bulks of superseded processes
+//     that no stream names, or that the pass found drained. A stream still
+//     naming a drained process reads its fenced, emptied WAL on its next
+//     open and finds nothing to recover, as it should.
+//
+// A process the view does not yet know is never touched. Fence objects
+// stay, so a paused process that wakes up still finds its next key taken.
+// Passes go on where the last stopped, so kept keys never hide later
+// ones. The WAL key space belongs to one cluster: two clusters sharing a
+// WAL store would take each other's processes for gone ones.
+//
+// # Life of a read
+//
+// Engine.Read(stream, from, max) never takes the append gate. Offsets
+// still in memory (the tail) come from there, bounded by the confirm
+// offset, with a channel that closes when it next grows (long-poll and
+// SSE park on it). Older offsets come from data objects: the view maps the
+// offset to its object (no LIST), the block cache returns the decoded
+// section, fetching the index and then only that stream's byte range on a
+// miss. Concurrent misses on one section share a single fetch; the cache
+// is LRU-bounded by --block-cache-size; each read starts fetching the next
+// two sections, so a sequential reader finds them cached. Record bodies
+// are not copied out of the fetched bytes. A fork's offsets below its fork
+// point are served from the source chain's data objects.
 package engine

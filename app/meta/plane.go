@@ -1,7 +1,3 @@
-// Package meta is the node's metadata plane: it proposes commands to the
-// shared SQL log with group commit, tails the log, applies every row to the
-// domain State and publishes an immutable view per applied batch. Request
-// paths read the view and never query SQL.
 package meta
 
 import (

@@ -1,6 +1,3 @@
-// Package node runs one PicoMQ node process: it opens the metadata plane,
-// registers the node at a fresh epoch (fencing its predecessor), keeps the
-// maintenance lease when it can, and reports health and readiness.
 package node
 
 import (

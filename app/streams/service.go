@@ -1,8 +1,3 @@
-// Package streams is the name-level stream service both protocol listeners
-// drive (ports.Streams): it maps names to streams through the metadata view,
-// opens a stream on first use (reviving one its previous owner closed or
-// lost), routes requests for streams another live node serves, and keeps
-// record retention and stream expiry.
 package streams
 
 import (

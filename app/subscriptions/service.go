@@ -1,13 +1,3 @@
-// Package subscriptions is the durable subscription service
-// (ports.Subscriptions): cursors over sets of streams that wake a worker
-// when a linked stream's tail passes its cursor, by a signed webhook or by
-// a wake record appended to a stream workers read and claim.
-//
-// All state lives in the metadata registry, one entry per subscription,
-// replaced with compare-and-set on the entry's revision: every node can
-// serve every request, and of two racing updates (two workers, a request
-// and the delivery loop) one wins and the other re-reads and decides again.
-// Wakes are fenced by generation, wake id and token.
 package subscriptions
 
 import (

@@ -1,5 +1,3 @@
-// Command pico is PicoMQ's single binary: server, client, admin CLI and
-// benchmark. Data goes to stdout, everything else to stderr.
 package main
 
 import (

@@ -2,6 +2,9 @@
 // protocol's own JavaScript tooling: the server conformance suite, the
 // official client, and a benchmark against the Node reference server. The
 // npm project beside this file pins every JavaScript package.
+//
+// BenchmarkVersusReference runs pico, the Node reference server and the
+// floor (package floor) in turns.
 package dsconformance
 
 import (

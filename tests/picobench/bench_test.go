@@ -1,7 +1,8 @@
 // Package picobench measures the Pico protocol over real HTTP on a node
 // whose objects live on a real S3 server (versitygw): live delivery latency
 // from an append's acknowledgement to a long-poll or SSE reader, and append
-// throughput with JSON batches.
+// throughput with JSON batches. BenchmarkDSAppendPath sets pico's append
+// path beside the floor's (package floor) in one process.
 package picobench
 
 import (

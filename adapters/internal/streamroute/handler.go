@@ -1,7 +1,3 @@
-// Package streamroute holds the request plumbing both stream listeners
-// share ahead of their protocols: every path names a stream and one handler
-// serves them all, the name is the path as the client sent it, and a stream
-// another node owns is answered with a 307 to the same target there.
 package streamroute
 
 import (

@@ -1,0 +1,74 @@
+// Package node runs one PicoMQ node process: it opens the metadata plane,
+// registers the node at a fresh epoch (fencing its predecessor), keeps the
+// maintenance lease when it can, and reports health and readiness.
+//
+// # Failover (failover.go)
+//
+// Every process records a heartbeat every 2.5 s (ports.Heartbeats: an
+// upsert of (node, epoch, time) in meta_heartbeat, beside the log so an
+// idle cluster adds no log rows; a beat of an older epoch never overwrites
+// a newer one). Every process watches the registrations in its view and
+// their records; the lease holder proposes FenceNode for a registered node
+// whose record at its registered epoch has looked the same for
+// --failover-after-sec (20 s, at least four beats) of the watcher's good
+// observation time, on its own clock:
+//
+//   - between two good readings only the time from the end of the earlier
+//     to the start of the later counts (the database took each snapshot
+//     somewhere within its reading), and only if that gap is at most two
+//     beats (a longer one means the watcher stalled, and the others may
+//     have too);
+//   - a round is good if the watcher's own beat and reading each worked
+//     (each call times out after a beat) and the reading shows that beat
+//     (the database took the write); a bad round counts nothing and breaks
+//     the chain of gaps, and after two in a row (an outage) a node needs
+//     four beats of fresh silence (quiet beyond the window minus four beats
+//     is forgotten). Bad rounds now and then delay a failover; every other
+//     round bad prevents it (the logs say the readings are not usable).
+//   - only a good round's reading fences, in one proposal given one beat
+//     per round (a pending one may still commit; the next round proposes
+//     again), so the judge keeps beating and noticing its own fence.
+//
+// So clock skew, slow or stalled readings, and a database that is down,
+// hangs, or loses writes fence no live node, and a newly started watcher
+// judges nobody before a whole window. A registration with no record at
+// its epoch (a process that died before its first beat) is judged too if
+// its node id ever beat and it has slots; a node id that never beat (an
+// older version) is never judged, nor is the registration FenceNode leaves
+// (no slots, no process). Rolling a node back to a version without
+// heartbeats after it has beaten gets it fenced a window after each start:
+// set --failover-after-sec 0 on the lease holders first.
+//
+// The fenced node's streams then count as closed: the next request for
+// one, on any node, opens it there, which fences the old process's WAL and
+// recovers every append it acknowledged (package engine). The lease holder
+// does not wait for requests: the fence changes the nodes in its view,
+// which starts a dead-WAL pass at its next maintenance tick that commits
+// those appends, so subscriptions and listings see them. A wrong verdict
+// (a node paused, or cut off from the database) costs availability, never
+// data: the fenced process can no longer commit, its WAL is fenced by the
+// first takeover, and it sees the fence in its view (Node.Fenced), lets
+// the lease go and exits, so a supervisor restarts it at a fresh epoch. A
+// node that stops cleanly fences itself last (Node.Close leaves the
+// cluster): it takes no more placements at once, a stream it could not
+// hand back opens elsewhere without waiting for a window, and failover has
+// nothing to judge.
+//
+// # One process per node id (idguard.go)
+//
+// Two processes given one node id would fence each other in turn under
+// their supervisors, so a start checks first. The same node coming back
+// (same advertised address) registers at once, as does one whose
+// predecessor left or was fenced (no record at the registered epoch).
+// Otherwise the start watches the registered process's record for four
+// beats (the least silence failover takes for death): if it moves, the
+// start fails with ErrNodeIDInUse and names the live process; if not, that
+// process is gone and this one takes over. A process restarted at a new
+// address (--listen HOST:0 without --http-address) is the case that waits.
+//
+// # Slots (slots.go)
+//
+// SetSlots proposes a SetSlots command (pico admin set-slots). Slots are
+// recorded, not yet used for placement; giving slots to a registration no
+// process runs is refused, as the failover check would fence it again.
+package node

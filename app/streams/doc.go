@@ -1,0 +1,103 @@
+// Package streams is the name-level stream service both protocol listeners
+// drive (ports.Streams): it maps names to streams through the metadata view,
+// opens a stream on first use (reviving one its previous owner closed or
+// lost), routes requests for streams another live node serves, and keeps
+// record retention and stream expiry.
+//
+// # What the service does with a request
+//
+//  1. Routing. Route(name) reads the view: a stream open on another live
+//     node, or held by nobody and being transferred to another node, is
+//     answered with 307 to that node's advertised address. Any other
+//     stream nobody holds open is served here.
+//  2. Opening. The first request for a stream on this node opens it
+//     (Engine.Open: OpenStream at the next epoch, fencing and recovering a
+//     predecessor that vanished). This is how a stream closed or lost by
+//     its previous owner is revived.
+//  3. Creating. CreateStream with Open carries the encoded
+//     domain.StreamConfig (content type, record retention, expiry) as the
+//     stream's meta; an equal config again is success, another is a
+//     conflict; a lost race for the name is settled by reading the winner.
+//  4. Appending. Engine.AppendWith takes the records with the producer
+//     stamp, the conditional tail (Pico-Match-Seq) and the seal flag, all
+//     decided under the stream's gate. A seal refuses every later append
+//     at once and is recorded with SealStream after the records before it
+//     are durable; the append is acknowledged after that, and waiting
+//     readers are woken. A close of the stream that gets its gate in
+//     between (a takeover's, a shutdown's) records that seal itself,
+//     before CloseStream, so the seal is never lost with the close.
+//     Closing again is idempotent; a producer's replayed closing append is
+//     a duplicate and acknowledged. The seal's record names the request
+//     that sealed the stream (SealStreamBy), so that a duplicate can say it
+//     repeats another (NotTheClose), on this process or on one that opens
+//     the stream later; a seal recorded by SealStream names none, and then
+//     every duplicate says no.
+//  5. Reading. Engine.Read returns the page, the durable tail and a
+//     channel that closes when the stream next changes (append durable,
+//     seal, delete). Long-poll waits on it (--long-poll-timeout-sec, then
+//     204); SSE writes one event per record (id = its offset) and a control
+//     event when caught up or closed, for up to --sse-max-duration-sec.
+//  6. Forks. Fork pins the fork point in the source's committed records
+//     (Engine.CommitThrough), proposes CreateFork, and writes the fork's
+//     first records: for a sub-offset into a non-JSON source, the cut
+//     prefix of the record at the fork point; then any initial records. A
+//     fork's own offsets start at the fork point; Engine.Read serves
+//     offsets below it from the source chain's data objects, on any node.
+//     Fork requests are idempotent: the fork point and sub-offset asked for
+//     are kept in the stream config.
+//  7. Idle TTL. A stream with an idle TTL (Durable Streams Stream-TTL)
+//     expires that long after its last read or write; every service method
+//     but Head and List counts as an access. Access times live in memory on
+//     the writer, and only the writer judges the idle TTL; a stream opened
+//     anew (after a restart or a handoff) starts its window again, so a
+//     move can lengthen an idle TTL but never cuts one short. On a clean
+//     shutdown (Service.HandOff) the writer records in each such stream's
+//     config that it held it until then, at its stream epoch
+//     (StreamConfig.AccessedAtMs and AccessedAtEpoch, with SetStreamMeta),
+//     and a stream nobody holds open expires from that time while the
+//     epoch is still the stream's. For one whose last writer died without
+//     recording, the lease holder counts the window from when its sweep
+//     first found the stream unowned at its epoch (any access through the
+//     cluster opens a stream at a higher epoch, which starts the count
+//     again), then takes the stream over, which fences the old writer's
+//     WAL (a superseded process may still be running and appending), and
+//     deletes it unless the takeover recovered records beyond the end it
+//     had then, found an access, or found the stream opened by someone else
+//     since; otherwise it holds the stream and judges it by its own
+//     accesses (unowned.go). While the takeover runs the stream does not
+//     count as expired; once judged unused it refuses requests
+//     (unavailable: try again) and is judged once more before the delete,
+//     so a request served just before shows. A takeover whose recovery
+//     failed is taken up again by the next sweep. Reads a superseded
+//     process served are not counted.
+//  8. Retention. Every node sweeps the streams it holds open: records
+//     older than the stream's TTL are trimmed (timestamps are monotonic per
+//     stream, so the cut is the first young record; only committed records
+//     can be trimmed), and a stream past its expiry is deleted, once it is
+//     at least 3 s old (one made already expired is still being answered
+//     for by its creator). The maintenance lease holder also deletes
+//     expired streams nobody holds open. An expired stream is "not found"
+//     from the moment it expires.
+//
+// Records are protocol-neutral (domain.Record: owner timestamp, headers,
+// body), so the Durable Streams listener reads what Pico wrote and the
+// reverse.
+//
+// # Transfers (transfer.go)
+//
+// An operator moves a stream with pico admin transfer NAME --to-node N
+// (POST /admin/transfer, Service.Transfer), asked of the node that writes
+// it (or any node, if none does: StartTransfer of an open stream is
+// refused unless its writer proposes it). That node records StartTransfer,
+// records an idle-TTL stream's last access (as a handoff does), and closes
+// the stream (Engine.Close). Until the target opens it, nobody else may
+// (OpenStream refuses others; the engine answers them ErrNotOwner, which
+// the service turns into a redirect to the target), and every node routes
+// its requests there. The writer itself may open it again after a close of
+// unknown outcome, and serves it until it lets go (a retried transfer then
+// closes it); appends that reach its gate during the close wait, then find
+// the stream gone and go to the target. A transfer holds only while its
+// target has slots (State.PendingTransfer): a target fenced, or given zero
+// slots, lets the stream open anywhere again, and a new transfer replaces
+// it.
+package streams

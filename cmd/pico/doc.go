@@ -1,0 +1,12 @@
+// Command pico is PicoMQ's single binary: server, client, admin CLI and
+// benchmark. Data goes to stdout, everything else to stderr.
+//
+// It reads flags and env and wires adapters into the app (serve.go,
+// storage.go, listeners.go); metrics.go names the node's Stats as metrics
+// for the admin listener. The client verbs (client_*.go) are built on
+// adapters/picoclient and adapters/dsclient, and profile*.go are the saved
+// profiles. admin.go is pico admin, over adapters/adminclient; its
+// set-slots is node.SetSlots. bench.go is pico bench: writers on the same
+// protocol clients as the verbs, and one HDR histogram of append latency
+// for all of them.
+package main

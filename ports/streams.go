@@ -46,15 +46,10 @@ type StreamError struct {
 	HasNext bool
 	// Closed: the stream is sealed (reported on conflicts and closed errors).
 	Closed bool
-	// ProducerEpoch is the current epoch on ErrProducerFenced.
-	ProducerEpoch uint64
-	// ExpectedSeq and ReceivedSeq describe ErrProducerGap.
-	ExpectedSeq, ReceivedSeq uint64
-	// ProducerNewEpoch: the gap is a new producer epoch not starting at 0
-	// (Durable Streams answers it with 400, not 409).
-	ProducerNewEpoch bool
-	// WriterSeq is the last accepted writer sequence on ErrWriterSeq.
-	WriterSeq string
+	// Write is the write rules' verdict on a refused append (nil for other
+	// errors): the producer's epoch and sequences, the last writer
+	// sequence, and whether the stream was closed when it was judged.
+	Write *domain.Verdict
 }
 
 func (e *StreamError) Error() string {
@@ -65,6 +60,15 @@ func (e *StreamError) Error() string {
 }
 
 func (e *StreamError) Unwrap() error { return e.Kind }
+
+// Verdict is the write rules' verdict the error carries, or the zero
+// verdict when it carries none.
+func (e *StreamError) Verdict() domain.Verdict {
+	if e.Write == nil {
+		return domain.Verdict{}
+	}
+	return *e.Write
+}
 
 // Errorf returns a *StreamError of kind with a formatted message.
 func Errorf(kind error, format string, args ...any) *StreamError {
@@ -85,52 +89,31 @@ type StreamInfo struct {
 	CreatedMs   int64
 }
 
-// AppendRequest is one append: its records are written atomically with
-// consecutive offsets and one timestamp.
-type AppendRequest struct {
-	Records []domain.Record
-	// Producer makes the append idempotent (nil: none).
-	Producer *domain.ProducerStamp
-	// MatchNext, when set, makes the append conditional on the stream's next
-	// offset being exactly *MatchNext (ErrMatchFailed otherwise).
-	MatchNext *uint64
-	// Close seals the stream after these records (which may be none).
-	Close bool
-	// WriterSeq, when set, must sort above (bytewise) the last writer
-	// sequence accepted on the stream (ErrWriterSeq otherwise); it is
-	// recorded with the records. Checked after the producer stamp, so a
-	// producer's retry is a duplicate, not a regression.
-	WriterSeq string
-	// ContentType, when set, is the records' media type: it must be the
-	// stream's (domain.SameContentType), else ErrStreamConflict, checked
-	// before anything else but closure (a closed stream answers
-	// ErrStreamClosed whatever the type).
-	ContentType string
-	// JSONChecked says the caller has checked that every record is one
-	// JSON value in UTF-8 (domain.ValidJSON), as a JSON stream's records
-	// must be: the service then does not check them again. Unset, it
-	// checks them if the stream is JSON.
-	JSONChecked bool
-}
+// AppendRequest is one append (see domain.WriteRequest). A ContentType
+// other than the stream's is ErrStreamConflict, and a record of a JSON
+// stream that is not one JSON value (domain.ValidJSON) ErrBadRequest; both
+// are answered after closure and before the producer stamp is judged.
+type AppendRequest = domain.WriteRequest
 
 // AppendResult says where an append landed.
 type AppendResult struct {
 	// First and Next bound the offsets written, [First, Next); equal when
 	// nothing was written (a close without records).
 	First, Next uint64
+	// Tail is the stream's next offset after the append: Next, except on
+	// a Duplicate.
+	Tail        uint64
 	TimestampMs int64
 	// Duplicate: an idempotent producer's repeat, acknowledged without
-	// writing; First/Next are those of the original append (Next may lag
-	// the tail).
+	// writing; First/Next are those of the original append.
 	Duplicate bool
 	// ProducerSeq echoes the producer's last accepted sequence.
 	ProducerSeq uint64
 	Closed      bool
-	// NotTheClose: a Duplicate on a closed stream that repeats a request
-	// other than the one that closed it, which the Durable Streams protocol
-	// refuses as closed. False when the stream's seal was recorded without
-	// naming its request (by a version before SealStreamBy).
-	NotTheClose bool
+	// RepeatsClose, on a Duplicate of a closed stream: it repeats the
+	// request that closed it, or that request is not known (a seal
+	// recorded by a version before SealStreamBy).
+	RepeatsClose bool
 }
 
 // ReadResult is a page of records.

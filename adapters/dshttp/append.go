@@ -55,7 +55,6 @@ func (s *server) append(c echo.Context, name string) error {
 	if req.Records, err = bodyRecords(req.ContentType, body, false); err != nil {
 		return s.explainBody(c, name, req.ContentType, err)
 	}
-	req.JSONChecked = isJSON(req.ContentType) // see jsonMessages
 	if req.WriterSeq, _ = first(r.Header[keySeq]); len(req.WriterSeq) > maxWriterSeqBytes {
 		return s.explainBody(c, name, req.ContentType, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))
 	}
@@ -93,16 +92,8 @@ func (s *server) explainBody(c echo.Context, name, contentType string, err error
 // server and the client about a microsecond.
 func (s *server) writeAppend(c echo.Context, name string, req ports.AppendRequest) error {
 	res, err := s.streams.Append(c.Request().Context(), name, req)
-	if err != nil {
-		if errors.Is(err, ports.ErrProducerFenced) || errors.Is(err, ports.ErrProducerGap) {
-			return s.closedFirst(c, name, err)
-		}
+	if err = closedFirst(res, err); err != nil {
 		return err
-	}
-	if res.NotTheClose {
-		// The stream may since have been deleted and made again: then
-		// the duplicate still answers for the closed one.
-		return s.closedFirst(c, name, closedError(res.Next))
 	}
 	h := c.Response().Header()
 	headerval.Put(h, keyNextOffset, formatOffset(res.Next))
@@ -121,13 +112,19 @@ func (s *server) writeAppend(c echo.Context, name string, req ports.AppendReques
 
 var closedTrue = headerval.Shared("true")
 
-// closedFirst answers a producer's request on a stream that may be closed:
+// closedFirst is the answer to a producer's request on a closed stream:
 // the protocol refuses any request on a closed stream but the retry of the
-// one that closed it, before it checks the producer (§5.2.1). err is the
-// answer if the stream is open.
-func (s *server) closedFirst(c echo.Context, name string, err error) error {
-	if _, ferr := s.missingOrClosed(c, name); ferr != nil {
-		return ferr
+// one that closed it, before it judges the producer's stamp (§5.2.1), where
+// the write rules judge the stamp first. Otherwise it is err.
+func closedFirst(res ports.AppendResult, err error) error {
+	var se *ports.StreamError
+	switch {
+	case err == nil && res.Duplicate && res.Closed && !res.RepeatsClose:
+		return closedError(res.Tail)
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && se.Verdict().Closed:
+		return closedError(se.Verdict().Tail)
 	}
 	return err
 }

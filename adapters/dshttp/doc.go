@@ -18,8 +18,8 @@
 // record of a JSON stream that is not one JSON value in UTF-8, from either
 // protocol (domain.ValidJSON), so that such a read always parses; this
 // listener checks and compacts a JSON body in one pass before splitting
-// it, and says so (AppendRequest.JSONChecked), so its appends are not
-// checked twice.
+// it, and the service checks each message again, as it does whoever wrote
+// it.
 //
 // An append is one service call: the body is decoded by the request's
 // Content-Type, which the service checks against the stream's
@@ -35,8 +35,9 @@
 // On a closed stream a producer's request is refused as closed (409,
 // Stream-Closed) before its stamp is judged, unless it repeats the request
 // that closed the stream (§5.2.1): a stale epoch, a gap, and a duplicate
-// the engine marks NotTheClose all get 409. Pico checks the producer
-// first, as the original does. Stream-Seq is the append's writer sequence:
+// of another request all get 409, read off the write rules' verdict
+// (closedFirst). Pico answers by the verdict as it comes, producer first,
+// as the original does. Stream-Seq is the append's writer sequence:
 // checked under the stream gate after the producer stamp and made durable
 // with the records, in WAL frames and data object sections, like producer
 // state. Stream-TTL is the idle TTL and Stream-Expires-At the stream

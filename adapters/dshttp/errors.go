@@ -126,12 +126,12 @@ func (s *server) describeStreamError(se *ports.StreamError, h http.Header) (int,
 	}
 	switch {
 	case errors.Is(se.Kind, ports.ErrProducerFenced):
-		headerval.SetUint(h, headerProducerEpoch, se.ProducerEpoch)
-	case errors.Is(se.Kind, ports.ErrProducerGap) && se.ProducerNewEpoch:
+		headerval.SetUint(h, headerProducerEpoch, se.Verdict().Epoch)
+	case errors.Is(se.Kind, ports.ErrProducerGap) && se.Verdict().NewEpoch:
 		status = http.StatusBadRequest // a new epoch must start at sequence 0
 	case errors.Is(se.Kind, ports.ErrProducerGap):
-		headerval.SetUint(h, headerExpectedSeq, se.ExpectedSeq)
-		headerval.SetUint(h, headerReceivedSeq, se.ReceivedSeq)
+		headerval.SetUint(h, headerExpectedSeq, se.Verdict().Expected)
+		headerval.SetUint(h, headerReceivedSeq, se.Verdict().Received)
 	case errors.Is(se.Kind, ports.ErrStreamClosed):
 		h.Set(headerClosed, "true")
 		if se.HasNext {

@@ -37,8 +37,7 @@ func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Recor
 //
 // The body is checked and compacted in one pass (json.Compact refuses
 // invalid JSON) and the messages are cut from the compacted bytes, so every
-// message is one JSON value in UTF-8: the append tells the stream service
-// so (ports.AppendRequest.JSONChecked), which then does not check again.
+// message is one JSON value in UTF-8, as the stream service requires.
 func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(body))

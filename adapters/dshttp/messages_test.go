@@ -82,7 +82,7 @@ func TestPageBody(t *testing.T) {
 
 // FuzzJSONMessages: a body is split exactly when it is one JSON value in
 // UTF-8, and then every message is one too, compacted, so the stream
-// service may take them unchecked (ports.AppendRequest.JSONChecked); put
+// service takes them (ports.Unfit); put
 // back together, the messages are the compacted body.
 func FuzzJSONMessages(f *testing.F) {
 	for _, seed := range []string{`{"a": 1}`, "[1, [2, 3], {\"b\": \"\\u00e9\"}]", "[]", "[1,]", "\xff", `"\ud800"`, " [ ] "} {

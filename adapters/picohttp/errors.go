@@ -151,10 +151,10 @@ func (s *server) streamErrorBody(se *ports.StreamError, h http.Header) (int, err
 	}
 	switch code {
 	case codeFenced:
-		headerval.SetUint(h, headerProducerEpoch, se.ProducerEpoch)
+		headerval.SetUint(h, headerProducerEpoch, se.Verdict().Epoch)
 	case codeSequenceGap:
-		headerval.SetUint(h, headerExpectedSeq, se.ExpectedSeq)
-		headerval.SetUint(h, headerReceivedSeq, se.ReceivedSeq)
+		headerval.SetUint(h, headerExpectedSeq, se.Verdict().Expected)
+		headerval.SetUint(h, headerReceivedSeq, se.Verdict().Received)
 	}
 	return status, body
 }

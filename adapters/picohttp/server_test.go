@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -134,9 +135,9 @@ func TestServiceErrorsMapToStatusAndCode(t *testing.T) {
 		return e
 	}
 	fenced := ports.Errorf(ports.ErrProducerFenced, "producer epoch 1 is stale")
-	fenced.ProducerEpoch = 3
+	fenced.Write = &domain.Verdict{Outcome: domain.StaleEpoch, Epoch: 3}
 	gap := ports.Errorf(ports.ErrProducerGap, "gap")
-	gap.ExpectedSeq, gap.ReceivedSeq = 4, 9
+	gap.Write = &domain.Verdict{Outcome: domain.ProducerGap, Expected: 4, Received: 9}
 	for _, tc := range []struct {
 		err     error
 		status  int

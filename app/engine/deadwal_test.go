@@ -18,7 +18,7 @@ import (
 // appendTo appends bodies to stream id, failing the test if it cannot.
 func (p *process) appendTo(t *testing.T, id uint64, bodies ...string) {
 	t.Helper()
-	if _, err := p.engine.AppendWith(context.Background(), id, records(bodies...), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records(bodies...)}); err != nil {
 		t.Fatal(err)
 	}
 }

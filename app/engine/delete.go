@@ -14,7 +14,7 @@ func (e *Engine) Delete(ctx context.Context, id uint64) error {
 	if s, ok := e.local(id); ok {
 		s.gate.Lock()
 		defer s.gate.Unlock()
-		if err := s.waitConfirmed(ctx, s.next); err != nil && s.err() == nil {
+		if err := s.waitConfirmed(ctx, s.write.Next); err != nil && s.err() == nil {
 			return err
 		}
 		return e.proposeDelete(ctx, id, s.epoch, s)

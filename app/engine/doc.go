@@ -4,11 +4,13 @@
 //
 // # Life of an append
 //
-//  1. Engine.Append(stream, records, producer) finds the stream's local
-//     state; the stream must be open on this process (Engine.Open).
-//  2. Under the stream's gate (a mutex that only appends take): the
-//     idempotent-producer check, timestamps (the owner's clock, never below
-//     the previous record's), offsets [next, next+n). The records are added
+//  1. Engine.AppendWith(stream, request) finds the stream's local state;
+//     the stream must be open on this process (Engine.Open).
+//  2. Under the stream's gate (a mutex that only appends take): the write
+//     rules (domain.WriteState.Decide) judge the request (closure, producer
+//     stamp, match, writer sequence) and assign its timestamp (the owner's
+//     clock, never below the previous record's) and offsets [next,
+//     next+n); a refusal ends here. The records are added
 //     to the in-memory tail, invisible to readers for now, and one
 //     domain.Frame (stream, stream epoch, first offset, producer stamp,
 //     records) is submitted to the WAL in gate order. The gate is released.

@@ -22,19 +22,9 @@ var (
 	// ErrNotLocal: the stream is not open on this process (or was let go
 	// meanwhile); Open it first. An operation returns it before any effect.
 	ErrNotLocal = errors.New("engine: stream not open here")
-	// ErrProducerFenced: a producer epoch below the stream's current one.
-	ErrProducerFenced = errors.New("engine: stale producer epoch")
-	// ErrProducerGap: a producer sequence beyond the next expected one.
-	ErrProducerGap = errors.New("engine: producer sequence gap")
-	// ErrSealed: the stream is sealed; nothing more can be appended.
-	ErrSealed = errors.New("engine: stream is sealed")
 	// ErrPinned: the stream has forks reading its records, so they cannot
 	// be trimmed.
 	ErrPinned = errors.New("engine: stream has forks")
-	// ErrWriterSeq: a writer sequence not above the last accepted one.
-	ErrWriterSeq = errors.New("engine: writer sequence regression")
-	// ErrMatchFailed: a conditional append found another tail.
-	ErrMatchFailed = errors.New("engine: tail does not match")
 )
 
 // Config wires an Engine.
@@ -272,13 +262,13 @@ func (e *Engine) Close(ctx context.Context, id uint64) error {
 	}
 	s.gate.Lock()
 	defer s.gate.Unlock()
-	if err := s.waitConfirmed(ctx, s.next); err != nil {
+	if err := s.waitConfirmed(ctx, s.write.Next); err != nil {
 		return err
 	}
 	if _, err := e.Upload(ctx); err != nil {
 		return err
 	}
-	if s.committedThrough() < s.next {
+	if s.committedThrough() < s.write.Next {
 		return fmt.Errorf("engine: stream %d not fully committed", id)
 	}
 	if err := e.proposeCloses(ctx, []*stream{s}); err != nil {

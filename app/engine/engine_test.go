@@ -80,7 +80,7 @@ func (p *process) appendFirst(t testing.TB, id uint64, bodies ...string) {
 
 // retryFirst retries producer "p"'s first append, of bodies, to stream id,
 // failing the test (with what) unless it is answered as a duplicate.
-func (p *process) retryFirst(t testing.TB, id uint64, what string, bodies ...string) AppendResult {
+func (p *process) retryFirst(t testing.TB, id uint64, what string, bodies ...string) ports.AppendResult {
 	t.Helper()
 	r, err := p.engine.Append(context.Background(), id, records(bodies...), firstStamp())
 	if err != nil || !r.Duplicate {
@@ -265,25 +265,25 @@ func TestBareCloses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Producer: stamp(2), Seal: true})
+	res, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Producer: stamp(2), Close: true})
 	if err != nil || res.ProducerSeq != 2 || res.Duplicate {
 		t.Fatalf("bare close: %+v %v, want sequence 2 accepted", res, err)
 	}
-	res, err = p.engine.AppendWith(ctx, id, nil, AppendOptions{Producer: stamp(2), Seal: true})
+	res, err = p.engine.AppendWith(ctx, id, ports.AppendRequest{Producer: stamp(2), Close: true})
 	if err != nil || !res.Duplicate || res.ProducerSeq != 2 || res.Next != 2 {
 		t.Fatalf("the close again: %+v %v, want a duplicate of sequence 2 at 2", res, err)
 	}
 	// The next sequence follows the close's: the stream is closed, not a gap.
-	if _, err := p.engine.Append(ctx, id, records("x"), stamp(3)); !errors.Is(err, ErrSealed) {
-		t.Fatalf("append after the close: %v, want ErrSealed", err)
+	if _, err := p.engine.Append(ctx, id, records("x"), stamp(3)); !errors.Is(err, ports.ErrStreamClosed) {
+		t.Fatalf("append after the close: %v, want ports.ErrStreamClosed", err)
 	}
 	// Closing again is idempotent only if its condition holds.
 	tail, other := uint64(2), uint64(7)
-	if _, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Seal: true, MatchNext: &tail}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, MatchNext: &tail}); err != nil {
 		t.Fatalf("close again at the tail: %v", err)
 	}
-	if _, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Seal: true, MatchNext: &other}); !errors.Is(err, ErrSealed) {
-		t.Fatalf("close again expecting another tail: %v, want ErrSealed", err)
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, MatchNext: &other}); !errors.Is(err, ports.ErrStreamClosed) {
+		t.Fatalf("close again expecting another tail: %v, want ports.ErrStreamClosed", err)
 	}
 }
 
@@ -297,9 +297,9 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 	p := startProcess(t, log, store, 1, 1)
 	ctx := context.Background()
 	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Seq: seq} }
-	repeat := func(p *process, id uint64, s *domain.ProducerStamp, seal bool) AppendResult {
+	repeat := func(p *process, id uint64, s *domain.ProducerStamp, seal bool) ports.AppendResult {
 		t.Helper()
-		res, err := p.engine.AppendWith(ctx, id, records("x"), AppendOptions{Producer: s, Seal: seal})
+		res, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("x"), Producer: s, Close: seal})
 		if err != nil || !res.Duplicate {
 			t.Fatalf("repeat of %+v: %+v %v, want a duplicate", *s, res, err)
 		}
@@ -310,14 +310,14 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 		if _, err := p.engine.Append(ctx, id, records("a"), stamp(0)); err != nil {
 			t.Fatal(err)
 		}
-		if res := repeat(p, id, stamp(0), false); res.NotTheClose {
+		if res := repeat(p, id, stamp(0), false); notTheClose(res) {
 			t.Fatalf("a duplicate on an open stream: %+v", res)
 		}
 	}
-	if _, err := p.engine.AppendWith(ctx, byProducer, records("b"), AppendOptions{Producer: stamp(1), Seal: true}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, byProducer, ports.AppendRequest{Records: records("b"), Producer: stamp(1), Close: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.engine.AppendWith(ctx, byOther, nil, AppendOptions{Seal: true}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, byOther, ports.AppendRequest{Close: true}); err != nil {
 		t.Fatal(err)
 	}
 	// A seal as an older version recorded it, naming no request.
@@ -326,12 +326,12 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 	}
 	check := func(p *process, when string) {
 		t.Helper()
-		if res := repeat(p, byProducer, stamp(1), true); res.NotTheClose {
+		if res := repeat(p, byProducer, stamp(1), true); notTheClose(res) {
 			t.Fatalf("%s: the close repeated: %+v, want it named the close", when, res)
 		}
 		for _, id := range []uint64{byProducer, byOther} {
-			if res := repeat(p, id, stamp(0), false); !res.NotTheClose {
-				t.Fatalf("%s: stream %d: an earlier request repeated: %+v, want NotTheClose", when, id, res)
+			if res := repeat(p, id, stamp(0), false); !notTheClose(res) {
+				t.Fatalf("%s: stream %d: an earlier request repeated: %+v, want it not the close", when, id, res)
 			}
 		}
 	}
@@ -341,7 +341,7 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 		next.mustOpen(t, id)
 	}
 	check(next, "after a restart")
-	if res := repeat(next, unnamed, stamp(0), false); res.NotTheClose {
+	if res := repeat(next, unnamed, stamp(0), false); notTheClose(res) {
 		t.Fatalf("a seal that names no request: %+v, want the close unknown", res)
 	}
 }
@@ -359,13 +359,13 @@ func TestIdempotentProducer(t *testing.T) {
 	if r, err := p.engine.Append(ctx, id, records("a"), stamp(1, 0)); err != nil || !r.Duplicate || r.First != 0 {
 		t.Fatalf("repeat: %+v %v", r, err)
 	}
-	if _, err := p.engine.Append(ctx, id, records("c"), stamp(1, 2)); !errors.Is(err, ErrProducerGap) {
+	if _, err := p.engine.Append(ctx, id, records("c"), stamp(1, 2)); !errors.Is(err, ports.ErrProducerGap) {
 		t.Fatalf("gap: %v", err)
 	}
 	if _, err := p.engine.Append(ctx, id, records("b"), stamp(2, 0)); err != nil {
 		t.Fatalf("new epoch: %v", err)
 	}
-	if _, err := p.engine.Append(ctx, id, records("z"), stamp(1, 1)); !errors.Is(err, ErrProducerFenced) {
+	if _, err := p.engine.Append(ctx, id, records("z"), stamp(1, 1)); !errors.Is(err, ports.ErrProducerFenced) {
 		t.Fatalf("stale epoch: %v", err)
 	}
 	if r, _ := p.engine.Read(context.Background(), id, 0, 10); fmt.Sprint(bodies(r.Records)) != "[a b]" {
@@ -615,3 +615,7 @@ func TestTrimToEmptyKeepsNoObjectWithoutState(t *testing.T) {
 		t.Fatalf("a stream without state kept object %d after a trim of every record", obj.ID)
 	}
 }
+
+// notTheClose reports whether a duplicate on a closed stream repeats a
+// request other than the one that closed it.
+func notTheClose(res ports.AppendResult) bool { return res.Closed && !res.RepeatsClose }

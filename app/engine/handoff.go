@@ -34,7 +34,7 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 	slices.SortFunc(streams, func(a, b *stream) int { return cmp.Compare(a.id, b.id) }) // gates are locked in id order
 	for _, s := range streams {
 		s.gate.Lock()
-		next := s.next
+		next := s.write.Next
 		s.gate.Unlock()
 		if err := s.waitConfirmed(ctx, next); err != nil {
 			return err
@@ -75,7 +75,7 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 	}
 	var closing []*stream
 	for _, s := range streams {
-		if s.committedThrough() >= s.next {
+		if s.committedThrough() >= s.write.Next {
 			closing = append(closing, s)
 		}
 	}
@@ -118,7 +118,7 @@ func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 			errs = append(errs, fmt.Errorf("close stream %d: %s", s.id, r))
 			continue
 		}
-		s.sealClosed = s.sealed && sealed
+		s.sealClosed = s.write.Sealed && sealed
 		e.dropClosed(s)
 	}
 	return errors.Join(errs...)
@@ -130,7 +130,7 @@ func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 // that it is not lost with the close and the append, its records written,
 // is not refused (recordSeal checks sealClosed). The caller holds s's gate.
 func (e *Engine) sealUnrecorded(s *stream) bool {
-	if !s.sealed {
+	if !s.write.Sealed {
 		return false
 	}
 	v := e.cfg.Plane.View()

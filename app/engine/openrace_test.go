@@ -36,7 +36,7 @@ func TestAnOpenRacingACloseLeavesTheLiveWriterAlone(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Logf("x's open: %v", err)
 	}
-	if _, err := holder.engine.AppendWith(ctx, other, records("b"), AppendOptions{}); err != nil {
+	if _, err := holder.engine.AppendWith(ctx, other, ports.AppendRequest{Records: records("b")}); err != nil {
 		t.Fatalf("the live lease holder cannot append any more: %v", err)
 	}
 }
@@ -70,7 +70,7 @@ func TestAnOpenRacingACloseStartsFromTheCommittedEnd(t *testing.T) {
 		t.Fatalf("x's open: %v", err)
 	}
 	slow.delay.Store(0)
-	r, err := x.engine.AppendWith(ctx, s, records("b"), AppendOptions{})
+	r, err := x.engine.AppendWith(ctx, s, ports.AppendRequest{Records: records("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +151,8 @@ func TestAnOpenOfUnknownOutcomeRacingACloseLosesNothing(t *testing.T) {
 	if err := x.engine.Open(ctx, s); err != nil {
 		t.Fatalf("x's second open: %v", err)
 	}
-	_, herr := holder.engine.AppendWith(ctx, other, records("o3"), AppendOptions{})
-	r, err := x.engine.AppendWith(ctx, s, records("b"), AppendOptions{})
+	_, herr := holder.engine.AppendWith(ctx, other, ports.AppendRequest{Records: records("o3")})
+	r, err := x.engine.AppendWith(ctx, s, ports.AppendRequest{Records: records("b")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func (e *Engine) remember(p pendingRecovery) {
 // committed end, seal, producer state and writer sequence.
 func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch uint64) (*stream, error) {
 	s := newStream(st.ID, epoch, st.End)
-	s.sealed, s.closer = st.Sealed, st.Closer
+	s.write.Sealed, s.write.Closer = st.Sealed, st.Closer
 	sec, err := e.lastSection(ctx, st)
 	switch {
 	case err == nil:
@@ -113,7 +113,7 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	}
 	e.charge(s.records[prev.End-s.base:]) // their commit releases them
 	// Read before s is published: appends then move it, under its gate.
-	next := s.next
+	next := s.write.Next
 	e.mu.Lock()
 	e.streams[prev.ID] = s
 	e.mu.Unlock()

@@ -77,7 +77,7 @@ func closeUnknownAfter(t *testing.T, hold bool, before func(*process, uint64)) (
 		t.Fatal("Close succeeded though the log was too slow for its deadline")
 	}
 	// Whatever became of the close, no append is acknowledged meanwhile.
-	if _, err := p.engine.AppendWith(ctx, id, records("late"), AppendOptions{}); !errors.Is(err, ErrNotLocal) {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("late")}); !errors.Is(err, ErrNotLocal) {
 		t.Fatalf("append after a close of unknown outcome: %v, want ErrNotLocal", err)
 	}
 	time.Sleep(400 * time.Millisecond) // the log catches up
@@ -140,7 +140,7 @@ func checkReopened(t *testing.T, p *process, id uint64) {
 	ctx := context.Background()
 	p.mustOpen(t, id)
 	p.retryFirst(t, id, "the producer's retry after reopening", "a")
-	res, err := p.engine.AppendWith(ctx, id, records("b"), AppendOptions{})
+	res, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")})
 	if err != nil || res.First != 1 {
 		t.Fatalf("append after reopening: %+v %v, want offset 1", res, err)
 	}
@@ -155,7 +155,7 @@ func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
 	p := startProcess(t, log, store, 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	if _, err := p.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
@@ -169,7 +169,7 @@ func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
 	}
 	// The close is still being written: open again and append at once.
 	p.mustOpen(t, id)
-	if _, err := p.engine.AppendWith(ctx, id, records("late"), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("late")}); err != nil {
 		t.Fatal(err)
 	}
 	log.delay.Store(0)
@@ -202,7 +202,7 @@ func diedWithA(t *testing.T) (ports.MetaLog, *memstore.Store, uint64) {
 	log, mem := memlog.New(), memstore.New()
 	old := startProcess(t, log, mem, 1, 1)
 	id := old.create(t, "/s")
-	if _, err := old.engine.AppendWith(context.Background(), id, records("a"), AppendOptions{}); err != nil {
+	if _, err := old.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err)
 	}
 	return log, mem, id
@@ -257,7 +257,7 @@ func TestRetriedRecoveryKeepsThePredecessorsFrames(t *testing.T) {
 	ctx := context.Background()
 	s1, s2 := old.create(t, "/s1"), old.create(t, "/s2")
 	for _, id := range []uint64{s1, s2} {
-		if _, err := old.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+		if _, err := old.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -359,7 +359,7 @@ func TestOwnOpenWithoutItsRecoveryIsRecovered(t *testing.T) {
 		t.Fatal(r, err)
 	}
 	next.mustOpen(t, id)
-	if _, err := next.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); err != nil {
+	if _, err := next.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")}); err != nil {
 		t.Fatal(err)
 	}
 	next.wantReads(t, id, "[a b]")
@@ -403,7 +403,7 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 	first := startProcess(t, log, mem, 1, 1)
 	id := first.create(t, "/s")
 	for _, b := range []string{"a", "b"} {
-		if _, err := first.engine.AppendWith(ctx, id, records(b), AppendOptions{}); err != nil {
+		if _, err := first.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records(b)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -464,7 +464,7 @@ func TestAStaleFrameOfAnOlderWALIsNotRecovered(t *testing.T) {
 	ctx := context.Background()
 	first := startProcess(t, log, mem, 1, 1)
 	id := first.create(t, "/s")
-	if _, err := first.engine.AppendWith(ctx, id, records("a"), AppendOptions{}); err != nil {
+	if _, err := first.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err) // bulk 1
 	}
 	// Bulk 3, in flight past bulk 2 when the process died, landed: a frame
@@ -476,7 +476,7 @@ func TestAStaleFrameOfAnOlderWALIsNotRecovered(t *testing.T) {
 	}
 	second := takeOver(t, log, mem, 1, 2, first)
 	second.mustOpen(t, id)
-	if _, err := second.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); err != nil {
+	if _, err := second.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := second.engine.CommitThrough(ctx, id, 2); err != nil {

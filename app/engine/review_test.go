@@ -9,6 +9,7 @@ import (
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // TestSoftDeletedStreamDoesNotPinTheWAL: a stream soft-deleted (kept for
@@ -79,7 +80,7 @@ func TestAppendRacingCloseIsNotAcknowledged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, done, err := old.engine.submit(s, records("late"), AppendOptions{})
+			res, done, err := old.engine.submit(s, ports.AppendRequest{Records: records("late")})
 			if err == nil {
 				select {
 				case err = <-done:

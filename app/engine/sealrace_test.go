@@ -7,6 +7,8 @@ import (
 
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // An append that seals its stream records the seal only once its records
@@ -28,7 +30,7 @@ func TestACloseBetweenAnAppendAndItsSealKeepsTheSeal(t *testing.T) {
 			p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 			id := p.create(t, "/s")
 			s, _ := p.engine.local(id)
-			res := submitDurable(t, p, s, AppendOptions{Seal: true})
+			res := submitDurable(t, p, s, true)
 			if err := tc.close(p, id); err != nil {
 				t.Fatalf("close: %v", err)
 			}
@@ -40,8 +42,8 @@ func TestACloseBetweenAnAppendAndItsSealKeepsTheSeal(t *testing.T) {
 				t.Fatalf("stream after the close: sealed %v, open %v, end %d; want sealed and closed at %d", st.Sealed, st.Open, st.End, res.Next)
 			}
 			p.mustOpen(t, id)
-			if _, err := p.engine.AppendWith(ctx, id, records("b"), AppendOptions{}); !errors.Is(err, ErrSealed) {
-				t.Fatalf("append after the seal: %v, want ErrSealed", err)
+			if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")}); !errors.Is(err, ports.ErrStreamClosed) {
+				t.Fatalf("append after the seal: %v, want ports.ErrStreamClosed", err)
 			}
 			p.wantReads(t, id, "[a]")
 		})
@@ -56,7 +58,7 @@ func TestASealRefusedWithoutTheCloseRecordingItFails(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	s, _ := p.engine.local(id)
-	submitDurable(t, p, s, AppendOptions{})
+	submitDurable(t, p, s, false)
 	if err := p.engine.Close(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +77,13 @@ func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
 	s, _ := old.engine.local(id)
-	submitDurable(t, old, s, AppendOptions{Seal: true})
+	submitDurable(t, old, s, true)
 	successor := takeOver(t, log, store, 1, 2, old)
 	successor.mustOpen(t, id) // recovers "a"; the seal was never recorded
 	if _, err := successor.engine.Upload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := successor.engine.AppendWith(ctx, id, records("b"), AppendOptions{Seal: true}); err != nil {
+	if _, err := successor.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b"), Close: true}); err != nil {
 		t.Fatal(err)
 	}
 	old.plane.WaitFor(ctx, successor.plane.Applied())
@@ -92,9 +94,9 @@ func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
 
 // submitDurable is an append's first half: record "a" (and the seal, if
 // asked) decided under s's gate, then durable; the seal is not recorded.
-func submitDurable(t *testing.T, p *process, s *stream, opts AppendOptions) AppendResult {
+func submitDurable(t *testing.T, p *process, s *stream, seal bool) domain.Verdict {
 	t.Helper()
-	res, done, err := p.engine.submit(s, records("a"), opts)
+	res, done, err := p.engine.submit(s, ports.AppendRequest{Records: records("a"), Close: seal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,18 +16,13 @@ type stream struct {
 	id    uint64
 	epoch uint64 // the stream epoch this process opened it at
 
-	gate   sync.Mutex
-	next   uint64 // next offset to assign
-	lastTs int64
-	sealed bool // no more appends: decided under gate
+	gate sync.Mutex
+	// write is what the write rules judge appends by (the next offset,
+	// seal and its closer, producers, writer sequence): under gate.
+	write domain.WriteState
 	// sealClosed: a close recorded the seal with the stream's close, before
 	// the sealing append could (sealUnrecorded); set under gate.
 	sealClosed bool
-	// closer is the request that sealed the stream, which the seal's
-	// record names (SealStreamBy); set under gate.
-	closer    domain.Closer
-	producers map[string]producerState
-	writerSeq string // the last accepted writer sequence, "" for none
 
 	mu        sync.Mutex
 	base      uint64          // offset of records[0]
@@ -43,17 +38,9 @@ type stream struct {
 	durableWriterSeq string
 }
 
-// producerState is the dedup state of one idempotent producer: the last
-// sequence written and where its append landed.
-type producerState struct {
-	epoch       uint64
-	seq         uint64
-	first, next uint64
-}
-
 func newStream(id, epoch, start uint64) *stream {
-	return &stream{id: id, epoch: epoch, next: start, base: start, confirmed: start, committed: start,
-		producers:        map[string]producerState{},
+	return &stream{id: id, epoch: epoch, base: start, confirmed: start, committed: start,
+		write:            domain.WriteState{Next: start, Producers: map[string]domain.ProducerState{}},
 		durableProducers: map[string]domain.ProducerState{}}
 }
 
@@ -61,10 +48,10 @@ func newStream(id, epoch, start uint64) *stream {
 // the section of the stream's last data object.
 func (s *stream) loadSection(sec domain.Section) {
 	for _, p := range sec.Producers {
-		s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: p.First, next: p.Next}
+		s.write.Producers[p.ID] = p
 		s.durableProducers[p.ID] = p
 	}
-	s.writerSeq, s.durableWriterSeq = sec.WriterSeq, sec.WriterSeq
+	s.write.WriterSeq, s.durableWriterSeq = sec.WriterSeq, sec.WriterSeq
 }
 
 // hasDurableState reports whether the stream has producer state or a writer
@@ -76,33 +63,33 @@ func (s *stream) hasDurableState() bool {
 	return len(s.durableProducers) > 0 || s.durableWriterSeq != ""
 }
 
-// load installs recovered frames (offsets from s.next on) as durable and
+// load installs recovered frames (offsets from the next one on) as durable and
 // returns them as installed: cut to start where the stream stood.
 func (s *stream) load(frames []domain.Frame) []domain.Frame {
 	var installed []domain.Frame
 	for i := range frames {
 		f := &frames[i]
-		if f.Offset > s.next || f.End() <= s.next {
+		if f.Offset > s.write.Next || f.End() <= s.write.Next {
 			continue // already covered, or beyond a hole (never acknowledged)
 		}
-		recs := f.Records[s.next-f.Offset:]
+		recs := f.Records[s.write.Next-f.Offset:]
 		part := *f
-		part.Offset, part.Records = s.next, recs
+		part.Offset, part.Records = s.write.Next, recs
 		installed = append(installed, part)
 		s.records = append(s.records, recs...)
-		s.next += uint64(len(recs))
+		s.write.Next += uint64(len(recs))
 		if n := len(recs); n > 0 {
-			s.lastTs = max(s.lastTs, recs[n-1].TimestampMs)
+			s.write.LastTs = max(s.write.LastTs, recs[n-1].TimestampMs)
 		}
 		if p := f.Producer; p != nil {
-			s.producers[p.ID] = producerState{epoch: p.Epoch, seq: p.Seq, first: f.Offset, next: f.End()}
-			s.durableProducers[p.ID] = domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: f.End()}
+			ps := domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: f.End()}
+			s.write.Producers[p.ID], s.durableProducers[p.ID] = ps, ps
 		}
 		if f.WriterSeq != "" {
-			s.writerSeq, s.durableWriterSeq = f.WriterSeq, f.WriterSeq
+			s.write.WriterSeq, s.durableWriterSeq = f.WriterSeq, f.WriterSeq
 		}
 	}
-	s.confirmed = s.next
+	s.confirmed = s.write.Next
 	return installed
 }
 

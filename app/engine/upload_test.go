@@ -10,6 +10,7 @@ import (
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 func readAll(t testing.TB, p *process, id uint64) []string {
@@ -204,7 +205,7 @@ func TestUploadUnderLoadWritesOneObject(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := p.engine.AppendWith(ctx, id, records("x"), AppendOptions{}); err != nil {
+			if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("x")}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -238,7 +239,7 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	p := startProcess(t, log, store, 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	if _, err := p.engine.AppendWith(ctx, id, records("a", "b"), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a", "b")}); err != nil {
 		t.Fatal(err)
 	}
 	log.delay.Store(int64(200 * time.Millisecond))
@@ -253,11 +254,11 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	if st, _ := v.Stream(id); st.End != 2 {
 		t.Fatalf("the commit did not apply: the test did not set up its case")
 	}
-	if _, err := p.engine.AppendWith(ctx, id, records("c"), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("c")}); err != nil {
 		t.Fatal(err)
 	}
 	other := p.create(t, "/t") // committed normally in the same pass
-	if _, err := p.engine.AppendWith(ctx, other, records("t"), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, other, ports.AppendRequest{Records: records("t")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.engine.Upload(ctx); err != nil {

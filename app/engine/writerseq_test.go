@@ -13,8 +13,8 @@ import (
 )
 
 // appendSeq appends one record carrying writer sequence seq.
-func appendSeq(p *process, id uint64, seq string) (AppendResult, error) {
-	return p.engine.AppendWith(context.Background(), id, records("r"+seq), AppendOptions{WriterSeq: seq})
+func appendSeq(p *process, id uint64, seq string) (ports.AppendResult, error) {
+	return p.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records("r" + seq), WriterSeq: seq})
 }
 
 // mustAppendSeq appends one record carrying seq and fails the test if it is
@@ -28,14 +28,14 @@ func mustAppendSeq(t *testing.T, p *process, id uint64, seq string) {
 
 // wantWriterSeqRefused checks that an append was refused as a writer
 // sequence regression against last, with the stream's tail next.
-func wantWriterSeqRefused(t *testing.T, res AppendResult, err error, last string, next uint64) {
+func wantWriterSeqRefused(t *testing.T, res ports.AppendResult, err error, last string, next uint64) {
 	t.Helper()
-	var seqErr *WriterSeqError
-	if !errors.As(err, &seqErr) || !errors.Is(err, ErrWriterSeq) || seqErr.Last != last {
+	var se *ports.StreamError
+	if !errors.As(err, &se) || !errors.Is(err, ports.ErrWriterSeq) || se.Write == nil || se.Write.LastWriterSeq != last {
 		t.Fatalf("got %v, want a writer sequence regression against %q", err, last)
 	}
-	if res.Next != next || res.First != next {
-		t.Fatalf("refused append reports [%d, %d), want the tail %d", res.First, res.Next, next)
+	if !se.HasNext || se.Next != next || res != (ports.AppendResult{}) {
+		t.Fatalf("refused append reports next %d (%v) and %+v, want the tail %d and no result", se.Next, se.HasNext, res, next)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestAppendWithoutWriterSeqKeepsTheLast(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	mustAppendSeq(t, p, id, "5")
-	if _, err := p.engine.AppendWith(context.Background(), id, records("plain"), AppendOptions{}); err != nil {
+	if _, err := p.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records("plain")}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := appendSeq(p, id, "5")
@@ -87,17 +87,17 @@ func TestProducerRetryWithWriterSeqIsADuplicate(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	stamped := func(seq uint64, writerSeq string) AppendOptions {
-		return AppendOptions{Producer: &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: seq}, WriterSeq: writerSeq}
+	stamped := func(body string, seq uint64, writerSeq string) ports.AppendRequest {
+		return ports.AppendRequest{Records: records(body), Producer: &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: seq}, WriterSeq: writerSeq}
 	}
-	if _, err := p.engine.AppendWith(ctx, id, records("a"), stamped(0, "07")); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, stamped("a", 0, "07")); err != nil {
 		t.Fatal(err)
 	}
-	r, err := p.engine.AppendWith(ctx, id, records("a"), stamped(0, "07"))
+	r, err := p.engine.AppendWith(ctx, id, stamped("a", 0, "07"))
 	if err != nil || !r.Duplicate || r.First != 0 || r.Next != 1 {
 		t.Fatalf("retry: %+v %v, want a duplicate of [0, 1)", r, err)
 	}
-	r, err = p.engine.AppendWith(ctx, id, records("b"), stamped(1, "07"))
+	r, err = p.engine.AppendWith(ctx, id, stamped("b", 1, "07"))
 	wantWriterSeqRefused(t, r, err, "07", 1)
 }
 
@@ -108,14 +108,14 @@ func TestBareSealCarriesNoWriterSeq(t *testing.T) {
 	id := p.create(t, "/s")
 	ctx := context.Background()
 	mustAppendSeq(t, p, id, "5")
-	r, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Seal: true, WriterSeq: "4"})
+	r, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, WriterSeq: "4"})
 	wantWriterSeqRefused(t, r, err, "5", 1)
-	if _, err := p.engine.AppendWith(ctx, id, nil, AppendOptions{Seal: true, WriterSeq: "6"}); err != nil {
+	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, WriterSeq: "6"}); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := p.engine.local(id)
-	if s.writerSeq != "5" {
-		t.Fatalf("after a bare seal the writer seq is %q, want 5", s.writerSeq)
+	if s.write.WriterSeq != "5" {
+		t.Fatalf("after a bare seal the writer seq is %q, want 5", s.write.WriterSeq)
 	}
 }
 

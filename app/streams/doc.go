@@ -18,9 +18,13 @@
 //     domain.StreamConfig (content type, record retention, expiry) as the
 //     stream's meta; an equal config again is success, another is a
 //     conflict; a lost race for the name is settled by reading the winner.
-//  4. Appending. Engine.AppendWith takes the records with the producer
-//     stamp, the conditional tail (Pico-Match-Seq) and the seal flag, all
-//     decided under the stream's gate. A seal refuses every later append
+//  4. Appending. The service checks that the records suit the stream
+//     (ports.Unfit: content type, JSON) and Engine.AppendWith has the
+//     write rules (domain.WriteState.Decide) judge the request under the
+//     stream's gate: closure, producer stamp, conditional tail, writer
+//     sequence; ports.AppendOutcome turns the verdict into the answer.
+//     An unfit request still goes to the engine (Engine.Refuse), since a
+//     closed stream answers closed first. A seal refuses every later append
 //     at once and is recorded with SealStream after the records before it
 //     are durable; the append is acknowledged after that, and waiting
 //     readers are woken. A close of the stream that gets its gate in
@@ -29,9 +33,9 @@
 //     Closing again is idempotent; a producer's replayed closing append is
 //     a duplicate and acknowledged. The seal's record names the request
 //     that sealed the stream (SealStreamBy), so that a duplicate can say it
-//     repeats another (NotTheClose), on this process or on one that opens
+//     repeats another (AppendResult.RepeatsClose), on this process or on one that opens
 //     the stream later; a seal recorded by SealStream names none, and then
-//     every duplicate says no.
+//     every duplicate counts as repeating it.
 //  5. Reading. Engine.Read returns the page, the durable tail and a
 //     channel that closes when the stream next changes (append durable,
 //     seal, delete). Long-poll waits on it (--long-poll-timeout-sec, then

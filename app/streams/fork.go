@@ -16,7 +16,7 @@ func (s *Service) Fork(ctx context.Context, name string, req ports.ForkRequest) 
 	}
 	cfg, err := forkConfig(src, req)
 	if err == nil {
-		err = checkRecords(cfg.ContentType, req.Initial)
+		err = ports.Unfit(cfg, ports.AppendRequest{Records: req.Initial})
 	}
 	if err != nil {
 		return ports.StreamInfo{}, false, err

@@ -178,3 +178,9 @@ func fitBytes(recs []domain.Record, max int) int {
 	}
 	return n
 }
+
+func (s *Service) sealed(id uint64) bool {
+	v := s.cfg.Plane.View()
+	st, ok := v.Stream(id)
+	return ok && st.Sealed
+}

@@ -194,15 +194,7 @@ func (s *Service) engineError(st stream, err error) error {
 	if err == nil {
 		return nil // before the errors.As below, which allocates its target
 	}
-	var pe *engine.ProducerError
 	switch {
-	case errors.As(err, &pe) && errors.Is(err, engine.ErrProducerFenced):
-		return &ports.StreamError{Kind: ports.ErrProducerFenced, ProducerEpoch: pe.Epoch,
-			Message: "producer epoch is stale: the current epoch is " + itoa(pe.Epoch)}
-	case errors.As(err, &pe):
-		return &ports.StreamError{Kind: ports.ErrProducerGap, ExpectedSeq: pe.Expected, ReceivedSeq: pe.Received,
-			ProducerNewEpoch: pe.NewEpoch,
-			Message:          "producer sequence gap: expected " + itoa(pe.Expected) + ", received " + itoa(pe.Received)}
 	case errors.Is(err, engine.ErrPinned):
 		return ports.Errorf(ports.ErrStreamConflict, "stream %s has forks reading its records: it cannot be trimmed", st.Name)
 	case errors.Is(err, engine.ErrNotFound):

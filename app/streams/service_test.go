@@ -198,14 +198,14 @@ func TestConditionalAndProducerAppends(t *testing.T) {
 		t.Fatalf("repeat: %+v %v", r, err)
 	}
 	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("e"), Producer: stamp(1, 5)})
-	if se := streamErr(t, err, ports.ErrProducerGap); se.ExpectedSeq != 1 || se.ReceivedSeq != 5 {
+	if se := streamErr(t, err, ports.ErrProducerGap); se.Write.Expected != 1 || se.Write.Received != 5 {
 		t.Fatalf("gap: %+v", se)
 	}
 	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("f"), Producer: stamp(2, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("g"), Producer: stamp(1, 1)})
-	if se := streamErr(t, err, ports.ErrProducerFenced); se.ProducerEpoch != 2 {
+	if se := streamErr(t, err, ports.ErrProducerFenced); se.Write.Epoch != 2 {
 		t.Fatalf("fenced: %+v", se)
 	}
 	page, _ := p.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
@@ -410,7 +410,7 @@ func TestWriterSequenceMustIncrease(t *testing.T) {
 		}
 	}
 	_, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("x"), WriterSeq: "1"}) // bytewise below "10"
-	if se := streamErr(t, err, ports.ErrWriterSeq); se.WriterSeq != "10" || se.Next != 2 {
+	if se := streamErr(t, err, ports.ErrWriterSeq); se.Write.LastWriterSeq != "10" || se.Next != 2 {
 		t.Fatalf("regression: %+v", se)
 	}
 }
@@ -685,30 +685,4 @@ func TestJSONStreamsTakeOnlyJSONRecords(t *testing.T) {
 	}
 	_, err = p.svc.Append(ctx, "/j", ports.AppendRequest{Records: recs("not json")})
 	streamErr(t, err, ports.ErrStreamClosed)
-}
-
-// checkRecords takes any bytes for a stream that is not JSON, and for a
-// JSON stream (any case, any parameters) one JSON value in UTF-8 per record.
-func TestCheckRecords(t *testing.T) {
-	for _, tc := range []struct {
-		contentType, body string
-		want              bool
-	}{
-		{"application/octet-stream", "\xff anything", true},
-		{"text/plain", "not json", true},
-		{"application/json", `{"a":[1,"é"]}`, true},
-		{"Application/JSON; charset=utf-8", ` 42 `, true},
-		{"application/json", "not json", false},
-		{"application/json", `{"a":1} {"b":2}`, false}, // two values
-		{"application/json", "\"\xff\xfe\"", false},    // not UTF-8
-		{"application/json", "", false},
-	} {
-		err := checkRecords(tc.contentType, recs(tc.body))
-		if (err == nil) != tc.want {
-			t.Errorf("checkRecords(%q, %q) = %v, want ok %v", tc.contentType, tc.body, err, tc.want)
-		}
-		if err != nil && !errors.Is(err, ports.ErrBadRequest) {
-			t.Errorf("checkRecords(%q, %q) = %v, want a bad request", tc.contentType, tc.body, err)
-		}
-	}
 }

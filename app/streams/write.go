@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -16,7 +15,7 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	if cfg.ContentType == "" {
 		cfg.ContentType = domain.DefaultContentType
 	}
-	if err := checkRecords(cfg.ContentType, initial); err != nil {
+	if err := ports.Unfit(cfg, ports.AppendRequest{Records: initial}); err != nil {
 		return ports.StreamInfo{}, false, err
 	}
 	for range 3 { // a lost race for the name is settled by reading the winner
@@ -89,7 +88,7 @@ func (s *Service) populate(ctx context.Context, name string, id uint64, initial 
 		if len(initial) == 0 && !close {
 			return nil
 		}
-		_, err := s.cfg.Engine.AppendWith(ctx, id, initial, engine.AppendOptions{Seal: close})
+		_, err := s.cfg.Engine.AppendWith(ctx, id, ports.AppendRequest{Records: initial, Close: close})
 		return err
 	})
 	if err != nil {
@@ -122,49 +121,16 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 	if err != nil {
 		return ports.AppendResult{}, err
 	}
-	var res engine.AppendResult
+	unfit := ports.Unfit(st.cfg, req)
+	var res ports.AppendResult
 	err = s.openAnd(ctx, st, func() (err error) {
-		if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
-			// A stream's content type never changes, so no gate is needed.
-			return s.closedFirst(st, ports.Errorf(ports.ErrStreamConflict,
-				"Content-Type %.100s does not match the stream's %s", req.ContentType, st.cfg.ContentType))
+		if unfit != nil {
+			return s.cfg.Engine.Refuse(st.ID, req, unfit)
 		}
-		if !req.JSONChecked {
-			if err := checkRecords(st.cfg.ContentType, req.Records); err != nil {
-				return s.closedFirst(st, err)
-			}
-		}
-		res, err = s.cfg.Engine.AppendWith(ctx, st.ID, req.Records,
-			engine.AppendOptions{Producer: req.Producer, MatchNext: req.MatchNext, Seal: req.Close, WriterSeq: req.WriterSeq})
+		res, err = s.cfg.Engine.AppendWith(ctx, st.ID, req)
 		return err
 	})
-	if err != nil {
-		return ports.AppendResult{}, appendError(err, req, res)
-	}
-	out := ports.AppendResult{First: res.First, Next: res.Next, TimestampMs: res.TimestampMs,
-		Duplicate: res.Duplicate, ProducerSeq: res.ProducerSeq, Closed: req.Close, NotTheClose: res.NotTheClose}
-	if res.Duplicate {
-		out.Closed = s.sealed(st.ID)
-	}
-	return out, nil
-}
-
-// appendError maps an append's engine error to the service's: res is what
-// the engine returned with it (the tail, for the refusals that report one).
-func appendError(err error, req ports.AppendRequest, res engine.AppendResult) error {
-	var seqErr *engine.WriterSeqError
-	switch {
-	case errors.As(err, &seqErr):
-		return &ports.StreamError{Kind: ports.ErrWriterSeq, WriterSeq: seqErr.Last, Next: res.Next, HasNext: true,
-			Message: fmt.Sprintf("writer sequence %q is not above the last accepted %q", req.WriterSeq, seqErr.Last)}
-	case errors.Is(err, engine.ErrSealed):
-		return &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed",
-			Next: res.Next, HasNext: true, Closed: true}
-	case errors.Is(err, engine.ErrMatchFailed):
-		return &ports.StreamError{Kind: ports.ErrMatchFailed, Next: res.Next, HasNext: true,
-			Message: fmt.Sprintf("match failed: expected tail %d, actual %d", *req.MatchNext, res.Next)}
-	}
-	return err
+	return res, err
 }
 
 // Trim drops records below seq; see ports.Streams.
@@ -215,42 +181,6 @@ func (s *Service) dropExpired(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
-}
-
-// closedFirst is the error of an append refused for err, unless the stream
-// is closed: closure comes first.
-func (s *Service) closedFirst(st stream, err error) error {
-	if s.sealed(st.ID) {
-		next, err := s.cfg.Engine.Tail(st.ID)
-		if err != nil {
-			return s.engineError(st, err)
-		}
-		return &ports.StreamError{Kind: ports.ErrStreamClosed, Message: "stream is closed", Next: next, HasNext: true, Closed: true}
-	}
-	return err
-}
-
-// checkRecords refuses records a stream of contentType cannot hold,
-// whichever protocol wrote them, before anything is written: any bytes,
-// except that each record of a JSON stream is one JSON value in UTF-8
-// (domain.ValidJSON), so that a Pico append to a JSON stream leaves nothing
-// a Durable Streams reader cannot parse.
-func checkRecords(contentType string, records []domain.Record) error {
-	if !domain.IsJSON(contentType) {
-		return nil
-	}
-	for i, r := range records {
-		if !domain.ValidJSON(r.Body) {
-			return ports.Errorf(ports.ErrBadRequest, "record %d is not one JSON value in UTF-8, as every record of a %s stream is", i, contentType)
-		}
-	}
-	return nil
-}
-
-func (s *Service) sealed(id uint64) bool {
-	v := s.cfg.Plane.View()
-	st, ok := v.Stream(id)
-	return ok && st.Sealed
 }
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }

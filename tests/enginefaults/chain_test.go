@@ -11,6 +11,7 @@ import (
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/faultstore"
 )
 
@@ -43,7 +44,7 @@ func (p *producer) stamp(seq uint64) *domain.ProducerStamp {
 
 // send appends body at seq; it reports whether the append is known to be in
 // the stream (accepted or a duplicate).
-func (p *producer) send(ctx context.Context, e *engine.Engine, body string, seq uint64) (engine.AppendResult, bool) {
+func (p *producer) send(ctx context.Context, e *engine.Engine, body string, seq uint64) (ports.AppendResult, bool) {
 	r, err := e.Append(ctx, p.id, []domain.Record{{Body: []byte(body)}}, p.stamp(seq))
 	return r, err == nil
 }

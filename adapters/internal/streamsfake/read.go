@@ -28,7 +28,7 @@ func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.Re
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "offset %d is beyond the tail %d", from, st.next())
 	}
 	from = max(from, st.start)
-	res := ports.ReadResult{From: from, Next: from, Tail: st.next(), Closed: st.closed, Config: st.cfg, ID: st.id, Changed: st.changed}
+	res := ports.ReadResult{From: from, Next: from, Tail: st.next(), Closed: st.write.Sealed, Config: st.cfg, ID: st.id, Changed: st.changed}
 	size := 0
 	for i := from; i < st.next(); i++ {
 		r := st.records[i]
@@ -51,7 +51,7 @@ func (f *Streams) ReadTail(_ context.Context, name string) (ports.ReadResult, er
 		return ports.ReadResult{}, err
 	}
 	tail := st.next()
-	return ports.ReadResult{From: tail, Next: tail, Tail: tail, UpToDate: true, Closed: st.closed,
+	return ports.ReadResult{From: tail, Next: tail, Tail: tail, UpToDate: true, Closed: st.write.Sealed,
 		Config: st.cfg, ID: st.id, Changed: st.changed}, nil
 }
 

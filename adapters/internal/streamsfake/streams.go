@@ -1,7 +1,8 @@
 // Package streamsfake is a test double: an in-memory ports.Streams for the
-// listeners' tests. It keeps enough of the service's rules (seal, idempotent
-// producers, writer sequences, match, trim, incarnations, wake-ups) to drive
-// every protocol path, and answers as the service does, so a listener test
+// listeners' tests. Its appends are judged by the service's own write rules
+// (domain.WriteState) and answered by the same outcome (ports.AppendOutcome);
+// it keeps enough of the rest (trim, incarnations, wake-ups) to drive every
+// protocol path, and answers as the service does, so a listener test
 // that passes on it states what the listener does in production. Idle
 // expiry is the service's job; the fake only counts the accesses that
 // would renew it.
@@ -34,21 +35,14 @@ type Streams struct {
 }
 
 type stream struct {
-	id        uint64
-	cfg       domain.StreamConfig
-	start     uint64
-	records   []domain.Record // records[i] has offset i; below start are dropped
-	closed    bool
-	closer    domain.Closer // the request that closed it
-	created   int64
-	producers map[string]*producer
-	writerSeq string
-	changed   chan struct{}
-}
-
-type producer struct {
-	epoch, seq  uint64
-	first, next uint64
+	id      uint64
+	cfg     domain.StreamConfig
+	start   uint64
+	records []domain.Record // records[i] has offset i; below start are dropped
+	// write is what the write rules judge appends by, as the engine's.
+	write   domain.WriteState
+	created int64
+	changed chan struct{}
 }
 
 // New returns an empty fake whose clock starts in 2023.
@@ -68,7 +62,7 @@ func (st *stream) wake() {
 }
 
 func (st *stream) info(name string) ports.StreamInfo {
-	return ports.StreamInfo{ID: st.id, Name: name, Config: st.cfg, Start: st.start, Next: st.next(), Closed: st.closed, CreatedMs: st.created}
+	return ports.StreamInfo{ID: st.id, Name: name, Config: st.cfg, Start: st.start, Next: st.next(), Closed: st.write.Sealed, CreatedMs: st.created}
 }
 
 // lookup returns the stream or the error every method reports; f.mu is held.

@@ -22,7 +22,7 @@ func TestProducerRulesMatchTheService(t *testing.T) {
 			Producer: &domain.ProducerStamp{ID: "p", Epoch: epoch, Seq: seq}})
 	}
 	var se *ports.StreamError
-	if _, err := app(1, 3); !errors.As(err, &se) || !errors.Is(se.Kind, ports.ErrProducerGap) || se.ProducerNewEpoch {
+	if _, err := app(1, 3); !errors.As(err, &se) || !errors.Is(se.Kind, ports.ErrProducerGap) || se.Write.NewEpoch {
 		t.Fatalf("unknown producer starting at 3: %v", err)
 	}
 	if _, err := app(1, 0); err != nil {
@@ -31,10 +31,10 @@ func TestProducerRulesMatchTheService(t *testing.T) {
 	if res, err := app(1, 0); err != nil || !res.Duplicate {
 		t.Fatalf("retry: %+v %v", res, err)
 	}
-	if _, err := app(2, 1); !errors.As(err, &se) || !se.ProducerNewEpoch {
+	if _, err := app(2, 1); !errors.As(err, &se) || !se.Write.NewEpoch {
 		t.Fatalf("new epoch at 1: %v", err)
 	}
-	if _, err := app(0, 0); !errors.As(err, &se) || !errors.Is(se.Kind, ports.ErrProducerFenced) || se.ProducerEpoch != 1 {
+	if _, err := app(0, 0); !errors.As(err, &se) || !errors.Is(se.Kind, ports.ErrProducerFenced) || se.Write.Epoch != 1 {
 		t.Fatalf("stale epoch: %v", err)
 	}
 	if n := len(f.Records("/s")); n != 1 {

@@ -16,22 +16,20 @@ func (f *Streams) Create(_ context.Context, name string, cfg domain.StreamConfig
 	f.accesses[name]++
 	if st, ok := f.streams[name]; ok {
 		if !domain.SameContentType(st.cfg.ContentType, cfg.ContentType) || st.cfg.TTLSec != cfg.TTLSec ||
-			st.cfg.ExpiresAtMs != cfg.ExpiresAtMs || st.cfg.IdleTTLSec != cfg.IdleTTLSec || st.closed != close {
+			st.cfg.ExpiresAtMs != cfg.ExpiresAtMs || st.cfg.IdleTTLSec != cfg.IdleTTLSec || st.write.Sealed != close {
 			err := ports.Errorf(ports.ErrStreamConflict, "stream exists with content type %s", st.cfg.ContentType)
-			err.Next, err.HasNext, err.Closed = st.next(), true, st.closed
+			err.Next, err.HasNext, err.Closed = st.next(), true, st.write.Sealed
 			return ports.StreamInfo{}, false, err
 		}
 		return st.info(name), false, nil
 	}
 	f.clock++
 	f.nextID++
-	st := &stream{id: f.nextID, cfg: cfg, created: f.clock, producers: map[string]*producer{}, changed: make(chan struct{})}
-	for _, r := range initial {
-		r.TimestampMs = f.clock
-		st.records = append(st.records, r)
-	}
-	st.closed = close
+	st := &stream{id: f.nextID, cfg: cfg, created: f.clock, changed: make(chan struct{})}
 	f.streams[name] = st
+	if len(initial) > 0 || close {
+		f.write(st, ports.AppendRequest{Records: initial, Close: close}, nil)
+	}
 	return st.info(name), true, nil
 }
 
@@ -42,97 +40,23 @@ func (f *Streams) Append(_ context.Context, name string, req ports.AppendRequest
 	if err != nil {
 		return ports.AppendResult{}, err
 	}
-	if req.ContentType != "" && !domain.SameContentType(req.ContentType, st.cfg.ContentType) {
-		if st.closed {
-			err := ports.Errorf(ports.ErrStreamClosed, "stream is closed")
-			err.Next, err.HasNext, err.Closed = st.next(), true, true
-			return ports.AppendResult{}, err
-		}
-		return ports.AppendResult{}, ports.Errorf(ports.ErrStreamConflict, "Content-Type %s does not match the stream's %s", req.ContentType, st.cfg.ContentType)
-	}
-	return f.appendChecked(st, req)
+	return f.write(st, req, ports.Unfit(st.cfg, req))
 }
 
-// appendChecked is Append once the stream is found and the content type
-// matches; f.mu is held.
-func (f *Streams) appendChecked(st *stream, req ports.AppendRequest) (ports.AppendResult, error) {
-	if len(req.Records) == 0 && !req.Close {
-		return ports.AppendResult{}, ports.Errorf(ports.ErrBadRequest, "nothing to append")
-	}
-	if p := req.Producer; p != nil {
-		if res, done, err := st.checkProducer(p); done || err != nil {
-			return res, err
-		}
-	}
-	if st.closed {
-		if len(req.Records) == 0 {
-			return ports.AppendResult{First: st.next(), Next: st.next(), Closed: true}, nil
-		}
-		err := ports.Errorf(ports.ErrStreamClosed, "stream is closed")
-		err.Next, err.HasNext, err.Closed = st.next(), true, true
-		return ports.AppendResult{}, err
-	}
-	if req.MatchNext != nil && *req.MatchNext != st.next() {
-		err := ports.Errorf(ports.ErrMatchFailed, "match failed: expected tail %d, actual %d", *req.MatchNext, st.next())
-		err.Next, err.HasNext = st.next(), true
-		return ports.AppendResult{}, err
-	}
-	if req.WriterSeq != "" {
-		if req.WriterSeq <= st.writerSeq {
-			err := ports.Errorf(ports.ErrWriterSeq, "writer sequence %q is not above %q", req.WriterSeq, st.writerSeq)
-			err.WriterSeq = st.writerSeq
-			return ports.AppendResult{}, err
-		}
-		st.writerSeq = req.WriterSeq
-	}
-	return f.write(st, req), nil
-}
-
-// write appends req's records and seal; f.mu is held.
-func (f *Streams) write(st *stream, req ports.AppendRequest) ports.AppendResult {
+// write judges req by the write rules and writes it if they accept it;
+// f.mu is held.
+func (f *Streams) write(st *stream, req ports.AppendRequest, unfit error) (ports.AppendResult, error) {
 	f.clock++
-	res := ports.AppendResult{First: st.next(), TimestampMs: f.clock}
-	for _, r := range req.Records {
-		r.TimestampMs = f.clock
-		st.records = append(st.records, r)
+	v := st.write.Decide(req, unfit != nil, f.clock)
+	st.write.Accept(req, v)
+	if v.Written() {
+		for _, r := range req.Records {
+			r.TimestampMs = v.TimestampMs
+			st.records = append(st.records, r)
+		}
+		st.wake()
 	}
-	res.Next = st.next()
-	if req.Close && !st.closed {
-		st.closed, st.closer = true, domain.Closer{Known: true, Producer: req.Producer}
-	}
-	res.Closed = st.closed
-	if p := req.Producer; p != nil {
-		st.producers[p.ID] = &producer{epoch: p.Epoch, seq: p.Seq, first: res.First, next: res.Next}
-		res.ProducerSeq = p.Seq
-	}
-	st.wake()
-	return res
-}
-
-// checkProducer applies the idempotent-producer rules: done reports a
-// duplicate, acknowledged without writing.
-func (st *stream) checkProducer(p *domain.ProducerStamp) (ports.AppendResult, bool, error) {
-	last, known := st.producers[p.ID]
-	switch {
-	case (!known || p.Epoch > last.epoch) && p.Seq != 0:
-		err := ports.Errorf(ports.ErrProducerGap, "a new producer epoch must start at sequence 0")
-		err.ExpectedSeq, err.ReceivedSeq, err.ProducerNewEpoch = 0, p.Seq, known
-		return ports.AppendResult{}, false, err
-	case !known || p.Epoch > last.epoch:
-		return ports.AppendResult{}, false, nil
-	case p.Epoch < last.epoch:
-		err := ports.Errorf(ports.ErrProducerFenced, "producer epoch %d is stale; the current one is %d", p.Epoch, last.epoch)
-		err.ProducerEpoch = last.epoch
-		return ports.AppendResult{}, false, err
-	case p.Seq <= last.seq:
-		return ports.AppendResult{First: last.first, Next: last.next, Duplicate: true, ProducerSeq: last.seq, Closed: st.closed,
-			NotTheClose: st.closed && !st.closer.RepeatedBy(p)}, true, nil
-	case p.Seq != last.seq+1:
-		err := ports.Errorf(ports.ErrProducerGap, "producer sequence gap: expected %d, got %d", last.seq+1, p.Seq)
-		err.ExpectedSeq, err.ReceivedSeq = last.seq+1, p.Seq
-		return ports.AppendResult{}, false, err
-	}
-	return ports.AppendResult{}, false, nil
+	return ports.AppendOutcome(req, v, unfit)
 }
 
 func (f *Streams) Trim(_ context.Context, name string, seq uint64) (uint64, error) {

@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -111,6 +113,19 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 		b = binary.AppendUvarint(b, cfg.AccessedAtEpoch)
 	}
 	return b
+}
+
+// ErrMalformed is wrapped by every error decoding client-supplied bytes
+// outside the command codec: a stream's Meta here, and the wire codecs
+// and header parsers of the adapters, so one sentinel marks bad client
+// input. The message after it says what is wrong,
+// fit to show a client in a 400; records and headers are numbered from 0,
+// as indexes into the batch.
+var ErrMalformed = errors.New("malformed")
+
+// malformed returns an error wrapping ErrMalformed with the formatted reason.
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
 // DecodeStreamConfig decodes a stream's Meta. Empty meta is the default

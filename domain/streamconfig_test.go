@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -164,4 +165,55 @@ func TestStreamConfigRoundTrip(t *testing.T) {
 			t.Fatalf("round trip of %+v = %+v, %v", cfg, got, err)
 		}
 	})
+}
+
+// FuzzDecodeStreamConfig feeds bytes to the stream config decoder.
+func FuzzDecodeStreamConfig(f *testing.F) {
+	for _, s := range []string{"", "0", "00", "1", "-1", "-0", "-", "+1", " 1", "true", "TRUE", "False", "falſe",
+		"9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
+		"00000000000000000042", "-9223372036854775809", "1e3", "now",
+		string(EncodeStreamConfig(streamConfigSample)), string(EncodeStreamConfig(streamConfigFullSample)), string(EncodeStreamConfig(StreamConfig{})),
+		"\x01\x00\x00\x00trailing", "\x01\x05ab", "\x02\x00\x00\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		checkStreamConfig(t, meta)
+	})
+}
+
+func checkStreamConfig(t *testing.T, meta []byte) {
+	cfg, err := DecodeStreamConfig(meta)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("DecodeStreamConfig(%x): error does not wrap ErrMalformed: %v", meta, err)
+		}
+		return
+	}
+	enc := EncodeStreamConfig(cfg)
+	again, err := DecodeStreamConfig(enc)
+	if err != nil || again != cfg {
+		t.Fatalf("DecodeStreamConfig(%x) = %+v, but its encoding %x decodes to %+v, %v", meta, cfg, enc, again, err)
+	}
+	// Canonical varints are the shortest, so no meta is shorter than the
+	// encoding of what it decodes to.
+	if len(meta) > 0 && len(meta) < len(enc) {
+		t.Fatalf("DecodeStreamConfig(%x) read %d bytes of fields from fewer", meta, len(enc))
+	}
+}
+
+// wantMalformed fails unless err wraps ErrMalformed and its message
+// contains every fragment.
+func wantMalformed(t *testing.T, err error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one mentioning %q", fragments)
+	}
+	if !errors.Is(err, ErrMalformed) {
+		t.Fatalf("error %q does not wrap ErrMalformed", err)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Fatalf("error %q does not mention %q", err, f)
+		}
+	}
 }

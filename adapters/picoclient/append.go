@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -48,8 +49,8 @@ func (c *Client) Append(ctx context.Context, name string, records []domain.Recor
 			req.header.Set("Content-Type", opts.ContentType)
 		}
 	default:
-		req.body = domain.EncodeBatch(records)
-		req.header.Set("Content-Type", domain.BatchContentType)
+		req.body = picowire.EncodeBatch(records)
+		req.header.Set("Content-Type", picowire.BatchContentType)
 	}
 	resp, err := c.do(ctx, req)
 	if err != nil {

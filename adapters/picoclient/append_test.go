@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -47,10 +48,10 @@ func TestAppendBatchesWhenARecordIsNotPlain(t *testing.T) {
 		if _, err := c.Append(t.Context(), "/s", records, AppendOptions{ContentType: "text/plain"}); err != nil {
 			t.Fatal(name, err)
 		}
-		if seen.header.Get("Content-Type") != domain.BatchContentType {
+		if seen.header.Get("Content-Type") != picowire.BatchContentType {
 			t.Fatalf("%s: content type %q", name, seen.header.Get("Content-Type"))
 		}
-		decoded, err := domain.DecodeBatch(seen.body, domain.BatchLimits{MaxRecords: 10, MaxHeaders: 10})
+		decoded, err := picowire.DecodeBatch(seen.body, picowire.BatchLimits{MaxRecords: 10, MaxHeaders: 10})
 		if err != nil || len(decoded) != len(records) {
 			t.Fatalf("%s: decoded %v %v", name, decoded, err)
 		}

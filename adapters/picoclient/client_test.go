@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -76,7 +77,7 @@ func TestRedirect307ResendsMethodHeadersAndBody(t *testing.T) {
 		t.Fatalf("result %+v", got)
 	}
 	if seen.method != http.MethodPost || seen.path != "/orders" || seen.header.Get(hdrProducerID) != "p" ||
-		seen.header.Get("Content-Type") != domain.BatchContentType || string(seen.body) != string(domain.EncodeBatch(records)) {
+		seen.header.Get("Content-Type") != picowire.BatchContentType || string(seen.body) != string(picowire.EncodeBatch(records)) {
 		t.Fatalf("the owner saw %s %s %v body %q", seen.method, seen.path, seen.header, seen.body)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/adapters/picowire"
 )
 
 // ReadOptions choose where a read starts and how much it returns.
@@ -22,7 +22,7 @@ type ReadOptions struct {
 
 // Page is one read's records and where the next read starts.
 type Page struct {
-	Records  []domain.SeqRecord
+	Records  []picowire.SeqRecord
 	Next     uint64 // seq to read from next
 	UpToDate bool   // the page reached the tail
 	Closed   bool   // the stream is closed and the page reached the tail
@@ -30,7 +30,7 @@ type Page struct {
 
 // readLimits bound a decoded page. The body cap bounds it already; these
 // keep a hostile count from sizing allocations.
-var readLimits = domain.BatchLimits{MaxRecords: maxResponseBytes / 24, MaxHeaders: 1 << 16}
+var readLimits = picowire.BatchLimits{MaxRecords: maxResponseBytes / 24, MaxHeaders: 1 << 16}
 
 // Read returns one page of records. A long-poll that times out returns an
 // empty page that is up to date.
@@ -73,10 +73,10 @@ func readQuery(opts ReadOptions) url.Values {
 
 // decodePage decodes the binary page asked for; a server that answers JSON
 // anyway is understood too.
-func decodePage(resp *response) ([]domain.SeqRecord, error) {
+func decodePage(resp *response) ([]picowire.SeqRecord, error) {
 	mt, _, _ := mime.ParseMediaType(resp.header.Get("Content-Type"))
 	if mt == "application/json" {
-		return domain.DecodeJSONRecords(resp.body, readLimits)
+		return picowire.DecodeJSONRecords(resp.body, readLimits)
 	}
-	return domain.DecodeBatchResponse(resp.body, readLimits)
+	return picowire.DecodeBatchResponse(resp.body, readLimits)
 }

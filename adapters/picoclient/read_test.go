@@ -5,20 +5,21 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
-var page = []domain.SeqRecord{
+var page = []picowire.SeqRecord{
 	{Seq: 5, Record: domain.Record{TimestampMs: 100, Body: []byte("a")}},
 	{Seq: 6, Record: domain.Record{TimestampMs: 101, Headers: []domain.Header{{Key: "k", Value: "v"}}, Body: []byte("b")}},
 }
 
 func TestReadAsksForBinaryAndDecodesIt(t *testing.T) {
 	c, seen := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", domain.BatchContentType)
+		w.Header().Set("Content-Type", picowire.BatchContentType)
 		w.Header().Set(hdrNextSeq, "7")
 		w.Header().Set(hdrUpToDate, "true")
-		w.Write(domain.EncodeBatchResponse(page))
+		w.Write(picowire.EncodeBatchResponse(page))
 	})
 	got, err := c.Read(t.Context(), "/s", ReadOptions{Seq: 5, Count: 2, Bytes: 1024})
 	if err != nil {
@@ -36,7 +37,7 @@ func TestReadAsksForBinaryAndDecodesIt(t *testing.T) {
 func TestReadUnderstandsJSONPages(t *testing.T) {
 	c, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Write(domain.EncodeJSONRecords(page))
+		w.Write(picowire.EncodeJSONRecords(page))
 	})
 	got, err := c.Read(t.Context(), "/s", ReadOptions{})
 	if err != nil || !samePage(got.Records, page) {
@@ -69,7 +70,7 @@ func TestReadRejectsAMalformedPage(t *testing.T) {
 	}
 }
 
-func samePage(a, b []domain.SeqRecord) bool {
+func samePage(a, b []picowire.SeqRecord) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -7,12 +7,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
 // batchLimits bound a decoded request batch.
-var batchLimits = domain.BatchLimits{MaxRecords: 65536, MaxHeaders: 64}
+var batchLimits = picowire.BatchLimits{MaxRecords: 65536, MaxHeaders: 64}
 
 const maxProducerIDBytes = 256
 
@@ -123,10 +124,10 @@ func decodeRecords(contentType string, body []byte) ([]domain.Record, error) {
 	var records []domain.Record
 	var err error
 	switch {
-	case domain.SameContentType(contentType, domain.BatchJSONContentType):
-		records, err = domain.DecodeJSONBatch(body, batchLimits)
-	case domain.SameContentType(contentType, domain.BatchContentType):
-		records, err = domain.DecodeBatch(body, batchLimits)
+	case domain.SameContentType(contentType, picowire.BatchJSONContentType):
+		records, err = picowire.DecodeJSONBatch(body, batchLimits)
+	case domain.SameContentType(contentType, picowire.BatchContentType):
+		records, err = picowire.DecodeBatch(body, batchLimits)
 	default:
 		return []domain.Record{{Body: body}}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"testing/iotest"
 
 	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -35,10 +36,10 @@ func TestAppendBatches(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
 	records := []domain.Record{{Body: []byte("a"), Headers: []domain.Header{{Key: "k", Value: "v"}}}, {Body: []byte{0xff, 0}}}
-	rec := h.do(http.MethodPost, "/s", domain.EncodeBatch(records), "Content-Type", "application/vnd.picomq.batch")
+	rec := h.do(http.MethodPost, "/s", picowire.EncodeBatch(records), "Content-Type", "application/vnd.picomq.batch")
 	handlertest.WantStatus(t, rec, http.StatusOK)
 	handlertest.WantHeaders(t, rec, "Pico-Start-Seq", "0", "Pico-Next-Seq", "2")
-	rec = h.do(http.MethodPost, "/s", domain.EncodeJSONBatch(records), "Content-Type", "Application/VND.picomq.batch+JSON; charset=utf-8")
+	rec = h.do(http.MethodPost, "/s", picowire.EncodeJSONBatch(records), "Content-Type", "Application/VND.picomq.batch+JSON; charset=utf-8")
 	handlertest.WantStatus(t, rec, http.StatusOK)
 	handlertest.WantHeaders(t, rec, "Pico-Start-Seq", "2", "Pico-Next-Seq", "4")
 	got := h.fake.Records("/s")

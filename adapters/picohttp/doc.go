@@ -4,9 +4,9 @@
 // removes it. GET / lists streams.
 //
 // The listener runs on echo (cmd/pico serves it over HTTP/1.1 and h2c on
-// one port), with the handler chain of package streamroute. It parses and bounds everything
-// (bodies through http.MaxBytesReader, batches through the domain wire
-// codecs, headers through strict parsers) and drives ports.Streams, which
-// app/streams.Service implements. Its OpenAPI document (openapi.yaml,
+// one port), with the handler chain of package streamroute. It parses and
+// bounds everything (bodies through http.MaxBytesReader, batches through
+// the codecs of package picowire, headers through strict parsers) and
+// drives ports.Streams, which app/streams.Service implements. Its OpenAPI document (openapi.yaml,
 // OpenAPI) is served by the admin listener.
 package picohttp

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -80,7 +81,7 @@ func (s *server) logStreamEnd(name string, err error) {
 // recordJSON is one record as a one-line JSON object, written by the same
 // rules as a JSON read page.
 func recordJSON(seq uint64, r domain.Record) []byte {
-	page := domain.EncodeJSONRecords([]domain.SeqRecord{{Seq: seq, Record: r}})
+	page := picowire.EncodeJSONRecords([]picowire.SeqRecord{{Seq: seq, Record: r}})
 	obj := bytes.TrimSpace(page)
 	obj = bytes.TrimSuffix(bytes.TrimPrefix(obj, []byte("[")), []byte("]"))
 	var line bytes.Buffer

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/internal/headerval"
-	"github.com/picomq/pico/domain"
 )
 
 // maxExpiresAtMs is 9999-12-31T23:59:59.999Z, the last instant RFC 3339
@@ -21,7 +20,7 @@ func ParseExpiresAt(s string) (int64, error) {
 		return 0, errors.New("empty time")
 	}
 	if headerval.IsDigits(s) {
-		ms, err := domain.ParseUint(s)
+		ms, err := headerval.ParseUint(s)
 		if err != nil {
 			return 0, errors.New("unix milliseconds must have no leading zeros")
 		}

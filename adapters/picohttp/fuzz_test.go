@@ -11,6 +11,7 @@ import (
 
 	"github.com/picomq/pico/adapters/internal/cors"
 	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -24,7 +25,7 @@ func FuzzHandler(f *testing.F) {
 		MaxBodyBytes: 1 << 16, MaxChunkBytes: 16, Logger: slog.New(slog.DiscardHandler)})
 	handler := srv.handler()
 
-	batch := domain.EncodeBatch([]domain.Record{{Body: []byte("x"), Headers: []domain.Header{{Key: "a", Value: "b"}}}})
+	batch := picowire.EncodeBatch([]domain.Record{{Body: []byte("x"), Headers: []domain.Header{{Key: "a", Value: "b"}}}})
 	for _, seed := range []struct {
 		method, target, headers string
 		body                    []byte

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/internal/handlertest"
-	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/adapters/picowire"
 )
 
 // harness drives the handler with the fake service.
@@ -77,16 +77,16 @@ func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, code, m
 }
 
 // jsonPage decodes a format=json read.
-func jsonPage(t *testing.T, rec *httptest.ResponseRecorder) []domain.SeqRecord {
+func jsonPage(t *testing.T, rec *httptest.ResponseRecorder) []picowire.SeqRecord {
 	t.Helper()
-	recs, err := domain.DecodeJSONRecords(rec.Body.Bytes(), batchLimits)
+	recs, err := picowire.DecodeJSONRecords(rec.Body.Bytes(), batchLimits)
 	if err != nil {
 		t.Fatalf("json page %q: %v", rec.Body, err)
 	}
 	return recs
 }
 
-func bodiesOf(recs []domain.SeqRecord) []string {
+func bodiesOf(recs []picowire.SeqRecord) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
 		out[i] = string(r.Body)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/picomq/pico/adapters/internal/cors"
 	"github.com/picomq/pico/adapters/internal/headerval"
-	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/adapters/picowire"
 )
 
 // Pico protocol headers.
@@ -64,7 +64,7 @@ func optionalUint(field, value string) (v uint64, present bool, err error) {
 	if value == "" {
 		return 0, false, nil
 	}
-	v, err = domain.ParseUint(value)
+	v, err = headerval.ParseUint(value)
 	if err != nil {
 		return 0, true, badUint(field, value)
 	}
@@ -85,7 +85,7 @@ func isCanonicalDigits(s string) bool {
 // boolHeader parses a boolean header.
 func boolHeader(r *http.Request, name string) (bool, error) {
 	v := r.Header.Get(name)
-	b, err := domain.ParseBool(v)
+	b, err := picowire.ParseBool(v)
 	if err != nil {
 		return false, badRequest("%s must be true or false, got %s", name, headerval.Clip(v))
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/adapters/picowire"
 )
 
 // TestOpenAPIDocumentsTheProtocol: the embedded document names every header,
@@ -26,7 +26,7 @@ func TestOpenAPIDocumentsTheProtocol(t *testing.T) {
 		"name: seq", "name: count", "name: bytes", "name: format", "name: live", "name: prefix", "name: start_after", "name: limit",
 		codeNotFound, codeBadRequest, codeTooLarge, codeConflict, codeClosed, codeSequenceGap, codeFenced,
 		codeMatchFailed, codeUnavailable, codeMethodNotAllowed, codeInternal,
-		domain.BatchContentType, domain.BatchJSONContentType, "text/event-stream", "event: control", "event: data", "keep-alive",
+		picowire.BatchContentType, picowire.BatchJSONContentType, "text/event-stream", "event: control", "event: data", "keep-alive",
 		cacheImmutable, `"next_seq"`, "has_more", "body_b64",
 	}
 	for _, status := range []string{"200", "201", "204", "304", "307", "400", "403", "404", "405", "409", "412", "413", "500", "503"} {

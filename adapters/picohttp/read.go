@@ -12,6 +12,7 @@ import (
 
 	"github.com/picomq/pico/adapters/internal/headerval"
 	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -80,13 +81,13 @@ func (rr *readRequest) setPosition(seq, lastEventID string) error {
 	case seq == "now":
 		rr.fromNow = true
 	case seq != "":
-		from, err := domain.ParseSeq(seq)
+		from, err := picowire.ParseSeq(seq)
 		if err != nil {
 			return badRequest("seq must be an offset, a negative number (the start) or now, got %s", headerval.Clip(seq))
 		}
 		rr.from = from
 	case lastEventID != "":
-		id, err := domain.ParseUint(lastEventID)
+		id, err := headerval.ParseUint(lastEventID)
 		if err != nil {
 			return badRequest("%s must be a record offset, got %s", headerLastEventID, headerval.Clip(lastEventID))
 		}
@@ -201,7 +202,7 @@ func pageETag(name, format string, id, from, next uint64, closed bool) string {
 func encodePage(format string, res ports.ReadResult) ([]byte, string) {
 	switch format {
 	case formatBinary:
-		return domain.EncodeBatchResponse(seqRecords(res)), domain.BatchContentType
+		return picowire.EncodeBatchResponse(seqRecords(res)), picowire.BatchContentType
 	case formatRaw:
 		contentType := res.Config.ContentType
 		if contentType == "" {
@@ -209,14 +210,14 @@ func encodePage(format string, res ports.ReadResult) ([]byte, string) {
 		}
 		return concatBodies(res.Records), contentType
 	default:
-		return domain.EncodeJSONRecords(seqRecords(res)), echo.MIMEApplicationJSON
+		return picowire.EncodeJSONRecords(seqRecords(res)), echo.MIMEApplicationJSON
 	}
 }
 
-func seqRecords(res ports.ReadResult) []domain.SeqRecord {
-	out := make([]domain.SeqRecord, len(res.Records))
+func seqRecords(res ports.ReadResult) []picowire.SeqRecord {
+	out := make([]picowire.SeqRecord, len(res.Records))
 	for i, r := range res.Records {
-		out[i] = domain.SeqRecord{Seq: res.From + uint64(i), Record: r}
+		out[i] = picowire.SeqRecord{Seq: res.From + uint64(i), Record: r}
 	}
 	return out
 }

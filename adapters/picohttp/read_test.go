@@ -7,15 +7,16 @@ import (
 	"testing"
 
 	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
 func TestReadJSON(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
-	h.do(http.MethodPost, "/s", domain.EncodeJSONBatch([]domain.Record{
+	h.do(http.MethodPost, "/s", picowire.EncodeJSONBatch([]domain.Record{
 		{Body: []byte("a"), Headers: []domain.Header{{Key: "k", Value: "v"}}}, {Body: []byte{0xfe}}, {Body: []byte("c")},
-	}), "Content-Type", domain.BatchJSONContentType)
+	}), "Content-Type", picowire.BatchJSONContentType)
 	rec := h.do(http.MethodGet, "/s", nil)
 	handlertest.WantStatus(t, rec, http.StatusOK)
 	handlertest.WantHeaders(t, rec, "Content-Type", "application/json", "Pico-Next-Seq", "3", "Pico-Cursor", "3",
@@ -41,7 +42,7 @@ func TestReadFormats(t *testing.T) {
 	}
 	rec = h.do(http.MethodGet, "/s?format=binary&seq=1", nil)
 	handlertest.WantHeaders(t, rec, "Content-Type", "application/vnd.picomq.batch", "Pico-Next-Seq", "2")
-	recs, err := domain.DecodeBatchResponse(rec.Body.Bytes(), batchLimits)
+	recs, err := picowire.DecodeBatchResponse(rec.Body.Bytes(), batchLimits)
 	if err != nil || len(recs) != 1 || recs[0].Seq != 1 || string(recs[0].Body) != "cd" {
 		t.Fatalf("binary page %+v %v", recs, err)
 	}

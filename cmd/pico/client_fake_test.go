@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -28,7 +29,7 @@ type fakePico struct {
 type fakeStream struct {
 	contentType string
 	start       uint64
-	records     []domain.SeqRecord // from start
+	records     []picowire.SeqRecord // from start
 	closed      bool
 	ttl         uint64
 }
@@ -54,7 +55,7 @@ func (f *fakePico) add(name string, bodies ...string) *fakeStream {
 	defer f.mu.Unlock()
 	s := &fakeStream{contentType: "text/plain"}
 	for _, b := range bodies {
-		s.records = append(s.records, domain.SeqRecord{Seq: s.next(), Record: domain.Record{Body: []byte(b)}})
+		s.records = append(s.records, picowire.SeqRecord{Seq: s.next(), Record: domain.Record{Body: []byte(b)}})
 	}
 	f.streams[name] = s
 	return s
@@ -144,9 +145,9 @@ func (f *fakePico) post(w http.ResponseWriter, r *http.Request, s *fakeStream) {
 func (f *fakePico) append(w http.ResponseWriter, r *http.Request, s *fakeStream, body []byte) bool {
 	ct := r.Header.Get("Content-Type")
 	records := []domain.Record{{Body: body}}
-	if ct == domain.BatchContentType {
+	if ct == picowire.BatchContentType {
 		var err error
-		if records, err = domain.DecodeBatch(body, domain.BatchLimits{MaxRecords: 1000, MaxHeaders: 10}); err != nil {
+		if records, err = picowire.DecodeBatch(body, picowire.BatchLimits{MaxRecords: 1000, MaxHeaders: 10}); err != nil {
 			fakeError(w, http.StatusBadRequest, "bad_request", err.Error())
 			return false
 		}
@@ -155,7 +156,7 @@ func (f *fakePico) append(w http.ResponseWriter, r *http.Request, s *fakeStream,
 	for _, rec := range records {
 		a.bodies = append(a.bodies, string(rec.Body))
 		rec.Body = slices.Clone(rec.Body)
-		s.records = append(s.records, domain.SeqRecord{Seq: s.next(), Record: rec})
+		s.records = append(s.records, picowire.SeqRecord{Seq: s.next(), Record: rec})
 	}
 	f.appends = append(f.appends, a)
 	return true
@@ -190,8 +191,8 @@ func (f *fakePico) read(w http.ResponseWriter, r *http.Request, s *fakeStream) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.Set("Content-Type", domain.BatchContentType)
-	w.Write(domain.EncodeBatchResponse(page))
+	h.Set("Content-Type", picowire.BatchContentType)
+	w.Write(picowire.EncodeBatchResponse(page))
 }
 
 func (f *fakePico) list(w http.ResponseWriter, r *http.Request) {

@@ -101,6 +101,50 @@ func TestCheckCatchesViolations(t *testing.T) {
 	}
 }
 
+// TestCheckWireKits proves the one exception to "never another adapter" is
+// exactly the named wire kits, and that a kit is held to its own rule.
+func TestCheckWireKits(t *testing.T) {
+	std := func(p string) bool { return !strings.Contains(p, ".") }
+	kit := module + "/adapters/picowire"
+	cases := map[string]Package{
+		"adapter imports a package below a kit":     {Path: module + "/adapters/picohttp", Imports: []string{kit + "/sub"}},
+		"adapter imports a kit-like name":           {Path: module + "/adapters/picohttp", Imports: []string{kit + "x"}},
+		"adapter imports an unnamed wire package":   {Path: module + "/adapters/picohttp", Imports: []string{module + "/adapters/dswire"}},
+		"kit imports an adapter":                    {Path: kit, Imports: []string{module + "/adapters/picohttp"}},
+		"kit imports app":                           {Path: kit, Imports: []string{module + "/app/streams"}},
+		"kit imports echo":                          {Path: kit, Imports: []string{"github.com/labstack/echo/v4"}},
+		"kit imports a third party":                 {Path: kit, Imports: []string{"pgregory.net/rapid"}},
+		"package below a kit imports a third party": {Path: kit + "/sub", Imports: []string{"pgregory.net/rapid"}},
+		"app imports a kit":                         {Path: module + "/app/streams", Imports: []string{kit}},
+		"ports imports a kit":                       {Path: module + "/ports", Imports: []string{kit}},
+		"domain imports a kit":                      {Path: module + "/domain", Imports: []string{kit}},
+	}
+	for name, p := range cases {
+		if got := Check(module, []Package{p}, std); len(got) != 1 {
+			t.Errorf("%s: got %d violations %v, want 1", name, len(got), got)
+		}
+	}
+	allowed := []Package{
+		{Path: module + "/adapters/picohttp", Imports: []string{kit, module + "/domain", "github.com/labstack/echo/v4"}},
+		{Path: module + "/adapters/picoclient", Imports: []string{kit, module + "/adapters/internal/httpclient"}},
+		{Path: module + "/adapters/dshttp", Imports: []string{kit}},
+		{Path: kit, Imports: []string{module + "/domain", module + "/adapters/internal/headerval", "encoding/json"}},
+		{Path: module + "/cmd/pico", Imports: []string{kit, module + "/adapters/picoclient"}},
+		{Path: module + "/tests/e2e", Imports: []string{kit, module + "/domain"}},
+	}
+	if got := Check(module, allowed, std); len(got) != 0 {
+		t.Errorf("allowed imports reported: %v", got)
+	}
+	// The rule test above runs on the real module: the kit must be there,
+	// or the exception names nothing.
+	pkgs, _ := listPackages(t)
+	for _, k := range wireKits {
+		if !slices.ContainsFunc(pkgs, func(p Package) bool { return p.Path == module+"/"+k }) {
+			t.Errorf("wire kit %s is not a package of the module", k)
+		}
+	}
+}
+
 // TestDomainIsDeterministic scans domain's non-test sources for goroutines,
 // channels and select statements, which the import rule cannot see.
 func TestDomainIsDeterministic(t *testing.T) {

@@ -28,6 +28,14 @@ var vendorOnlyInAdapters = []string{
 	"github.com/labstack/echo", "github.com/jackc/pgx", "modernc.org/sqlite", "github.com/prometheus/client_golang",
 }
 
+// wireKits are the shared wire kits: adapter packages holding one
+// protocol's wire format for both of its ends, the listener and the client.
+// Any adapter may import a kit named here (exactly that package, not one
+// below it). A kit and its own packages import only the standard library
+// and this module, never a third-party library (both ends, the CLI and the
+// tests import it), and, like every adapter, never app or another adapter.
+var wireKits = []string{"adapters/picowire"}
+
 // Check returns every violation of the dependency rule among pkgs. module is
 // the module path; isStd reports whether an import path is standard library.
 func Check(module string, pkgs []Package, isStd func(string) bool) []string {
@@ -56,7 +64,9 @@ func violation(module, rel, imp string, std bool) string {
 	case layer == "app" && !std && !(isOwn && (under(own, "domain") || under(own, "ports") || under(own, "app"))):
 		return "app may import only domain, ports and app"
 	case layer == "adapters" && isOwn && !adapterMayImport(rel, own):
-		return "an adapter may import domain, ports and its own packages, never app or another adapter"
+		return "an adapter may import domain, ports, its own packages and the shared wire kits, never app or another adapter"
+	case layer == "adapters" && !std && !isOwn && isWireKit(rel):
+		return "a shared wire kit may import only the standard library and this module"
 	case layer != "adapters" && layer != "cmd" && layer != "tests" && isVendorConfined(imp):
 		return "bun, aws-sdk, echo and database drivers belong in adapters/"
 	}
@@ -69,7 +79,14 @@ func adapterMayImport(rel, own string) bool {
 		return false
 	}
 	mine := "adapters/" + parts[1]
-	return under(own, "domain") || under(own, "ports") || under(own, mine) || under(own, "adapters/internal")
+	return under(own, "domain") || under(own, "ports") || under(own, mine) || under(own, "adapters/internal") ||
+		slices.Contains(wireKits, own)
+}
+
+// isWireKit reports whether the package at rel (relative to the module) is
+// a shared wire kit or one of its own packages.
+func isWireKit(rel string) bool {
+	return slices.ContainsFunc(wireKits, func(kit string) bool { return under(rel, kit) })
 }
 
 func isVendorConfined(imp string) bool {

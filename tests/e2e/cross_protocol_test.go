@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -44,8 +45,8 @@ func TestCrossProtocolStreams(t *testing.T) {
 
 	t.Run("pico-to-ds-binary", func(t *testing.T) {
 		send(t, "PUT", pico+"/x/bin", hdr("Content-Type", "application/octet-stream"), nil).wantStatus(t, 201)
-		batch := domain.EncodeBatch([]domain.Record{{Body: allBytes}, {Body: []byte("tail")}})
-		send(t, "POST", pico+"/x/bin", hdr("Content-Type", domain.BatchContentType), batch).wantStatus(t, 200)
+		batch := picowire.EncodeBatch([]domain.Record{{Body: allBytes}, {Body: []byte("tail")}})
+		send(t, "POST", pico+"/x/bin", hdr("Content-Type", picowire.BatchContentType), batch).wantStatus(t, 200)
 		send(t, "GET", ds+"/x/bin?offset=-1", nil, nil).wantStatus(t, 200).
 			wantHeaders(t, "Stream-Next-Offset", dsOffset(2), "Content-Type", "application/octet-stream").
 			wantBody(t, string(allBytes)+"tail")
@@ -64,7 +65,7 @@ func TestCrossProtocolStreams(t *testing.T) {
 		send(t, "POST", ds+"/y/bin", hdr("Content-Type", "application/octet-stream"), allBytes).wantStatus(t, 204)
 		send(t, "POST", ds+"/y/bin", hdr("Content-Type", "application/octet-stream"), []byte("more")).wantStatus(t, 204)
 		r := send(t, "GET", pico+"/y/bin?format=binary", nil, nil).wantStatus(t, 200).wantHeaders(t, "Pico-Next-Seq", "2")
-		recs, err := domain.DecodeBatchResponse(r.body, domain.BatchLimits{MaxRecords: 10, MaxHeaders: 10})
+		recs, err := picowire.DecodeBatchResponse(r.body, picowire.BatchLimits{MaxRecords: 10, MaxHeaders: 10})
 		if err != nil || len(recs) != 2 || !bytes.Equal(recs[0].Body, allBytes) || string(recs[1].Body) != "more" || recs[1].Seq != 1 {
 			t.Fatalf("pico read of a DS stream: %+v %v", recs, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -217,12 +218,12 @@ func testAppendFormats(t *testing.T, base string) {
 	before := time.Now().UnixMilli()
 	single := mustAppend(t, u, "text/plain", []byte("one")).wantHeaders(t, "Cache-Control", "no-store")
 	wantRange(t, "single", single, 0, 1)
-	jsonRes := mustAppend(t, u, domain.BatchJSONContentType, jsonBatch(
+	jsonRes := mustAppend(t, u, picowire.BatchJSONContentType, jsonBatch(
 		batchItem{Body: "two", Headers: map[string]string{"k": "v", "trace": "abc"}},
 		batchItem{BodyB64: base64.StdEncoding.EncodeToString([]byte{0xff, 0x00, 'b'})},
 	))
 	wantRange(t, "json batch", jsonRes, 1, 3)
-	binRes := mustAppend(t, u, domain.BatchContentType, domain.EncodeBatch([]domain.Record{
+	binRes := mustAppend(t, u, picowire.BatchContentType, picowire.EncodeBatch([]domain.Record{
 		{Body: []byte("four"), Headers: []domain.Header{{Key: "h1", Value: "x"}, {Key: "h2", Value: "y"}}},
 		{Body: []byte("five")},
 	}))
@@ -264,8 +265,8 @@ func testAppendFormats(t *testing.T, base string) {
 	}
 
 	bin := send(t, "GET", u+"?seq=0&format=binary", nil, nil).wantStatus(t, 200).
-		wantHeaders(t, "Content-Type", domain.BatchContentType, "Pico-Next-Seq", "5")
-	decoded, err := domain.DecodeBatchResponse(bin.body, domain.BatchLimits{MaxRecords: 100, MaxHeaders: 10})
+		wantHeaders(t, "Content-Type", picowire.BatchContentType, "Pico-Next-Seq", "5")
+	decoded, err := picowire.DecodeBatchResponse(bin.body, picowire.BatchLimits{MaxRecords: 100, MaxHeaders: 10})
 	if err != nil {
 		t.Fatalf("binary read does not decode: %v", err)
 	}
@@ -333,16 +334,16 @@ func testMalformedBatches(t *testing.T, base string) {
 		name, contentType string
 		body              []byte
 	}{
-		{"binary count past the end", domain.BatchContentType, []byte{1, 0xff, 0xff, 0xff, 0xff}},
-		{"binary unknown version", domain.BatchContentType, []byte{2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 'x'}},
-		{"binary empty batch", domain.BatchContentType, []byte{1, 0, 0, 0, 0}},
-		{"binary truncated body", domain.BatchContentType, []byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 'x'}},
-		{"binary trailing bytes", domain.BatchContentType, append(domain.EncodeBatch([]domain.Record{{Body: []byte("x")}}), 0)},
-		{"json garbage", domain.BatchJSONContentType, []byte(`{"records":[`)},
-		{"json not an object", domain.BatchJSONContentType, []byte(`[1,2]`)},
-		{"json empty records", domain.BatchJSONContentType, []byte(`{"records":[]}`)},
-		{"json bad base64", domain.BatchJSONContentType, []byte(`{"records":[{"body_b64":"!!"}]}`)},
-		{"json header not a string", domain.BatchJSONContentType, []byte(`{"records":[{"body":"x","headers":{"k":1}}]}`)},
+		{"binary count past the end", picowire.BatchContentType, []byte{1, 0xff, 0xff, 0xff, 0xff}},
+		{"binary unknown version", picowire.BatchContentType, []byte{2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 'x'}},
+		{"binary empty batch", picowire.BatchContentType, []byte{1, 0, 0, 0, 0}},
+		{"binary truncated body", picowire.BatchContentType, []byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 'x'}},
+		{"binary trailing bytes", picowire.BatchContentType, append(picowire.EncodeBatch([]domain.Record{{Body: []byte("x")}}), 0)},
+		{"json garbage", picowire.BatchJSONContentType, []byte(`{"records":[`)},
+		{"json not an object", picowire.BatchJSONContentType, []byte(`[1,2]`)},
+		{"json empty records", picowire.BatchJSONContentType, []byte(`{"records":[]}`)},
+		{"json bad base64", picowire.BatchJSONContentType, []byte(`{"records":[{"body_b64":"!!"}]}`)},
+		{"json header not a string", picowire.BatchJSONContentType, []byte(`{"records":[{"body":"x","headers":{"k":1}}]}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			send(t, "POST", u, hdr("Content-Type", tc.contentType), tc.body).wantError(t, 400, "bad_request")
@@ -469,7 +470,7 @@ func testClose(t *testing.T, base string) {
 func testTrim(t *testing.T, base string) {
 	u := base + "/s"
 	mustCreate(t, u, "text/plain")
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch("r0", "r1", "r2", "r3", "r4"))
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("r0", "r1", "r2", "r3", "r4"))
 	trim := func(seq string) reply { return send(t, "POST", u, hdr("Pico-Trim-Seq", seq), nil) }
 
 	trim("2").wantStatus(t, 200).wantHeaders(t, "Pico-Start-Seq", "2", "Cache-Control", "no-store")
@@ -491,7 +492,7 @@ func testTrim(t *testing.T, base string) {
 func testReadParameters(t *testing.T, base string) {
 	u := base + "/s"
 	mustCreate(t, u, "text/plain")
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"))
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"))
 
 	for _, tc := range []struct {
 		query    string
@@ -532,7 +533,7 @@ func testReadParameters(t *testing.T, base string) {
 func testETag(t *testing.T, base string) {
 	u := base + "/s"
 	mustCreate(t, u, "text/plain")
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch("a", "b"))
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("a", "b"))
 	first := send(t, "GET", u+"?seq=0", nil, nil).wantStatus(t, 200)
 	tag := first.header.Get("ETag")
 	if tag == "" {
@@ -551,7 +552,7 @@ func testETag(t *testing.T, base string) {
 	// offsets: a page of the old stream must not revalidate.
 	send(t, "DELETE", u, nil, nil).wantStatus(t, 204)
 	mustCreate(t, u, "text/plain")
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch("x", "y"))
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("x", "y"))
 	again := send(t, "GET", u+"?seq=0", hdr("If-None-Match", tag), nil).wantStatus(t, 200)
 	wantBodies(t, "read after delete and create", again.records(t), 0, "x", "y")
 }
@@ -579,7 +580,7 @@ func testLongPoll(t *testing.T, base string) {
 	t.Run("from now sees only new records", func(t *testing.T) {
 		u := base + "/now"
 		mustCreate(t, u, "text/plain")
-		mustAppend(t, u, domain.BatchJSONContentType, textBatch("old0", "old1"))
+		mustAppend(t, u, picowire.BatchJSONContentType, textBatch("old0", "old1"))
 		poll := sendAsync("GET", u+"?seq=now&live=long-poll", nil, nil)
 		time.Sleep(300 * time.Millisecond)
 		mustAppend(t, u, "text/plain", []byte("new"))
@@ -706,7 +707,7 @@ func wantCleanEnd(t *testing.T, events <-chan sseEvent, done <-chan error, withi
 func testSSE(t *testing.T, base string) {
 	u := base + "/s"
 	mustCreate(t, u, "text/plain")
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch("a", "b"))
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("a", "b"))
 	events, done := openEvents(t, u+"?seq=0&live=sse", nil)
 	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 0, "a")
 	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 1, "b")
@@ -726,7 +727,7 @@ func testSSE(t *testing.T, base string) {
 func testSSEResume(t *testing.T, base string) {
 	u := base + "/s"
 	mustCreate(t, u, "text/plain")
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch("a", "b", "c"), "Pico-Closed", "true")
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("a", "b", "c"), "Pico-Closed", "true")
 	events, done := openEvents(t, u+"?live=sse", hdr("Last-Event-ID", "1"))
 	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 2, "c")
 	wantControlEvent(t, nextEvent(t, events, 2*time.Second), map[string]any{"next_seq": 3, "up_to_date": true, "closed": true})
@@ -750,7 +751,7 @@ func testSSEMaxDuration(t *testing.T, base string) {
 func testHead(t *testing.T, base string) {
 	u := base + "/s"
 	send(t, "PUT", u, hdr("Content-Type", "application/json", "Pico-TTL", "600"), nil).wantStatus(t, 201)
-	mustAppend(t, u, domain.BatchJSONContentType, textBatch(`{"a":1}`, `{"a":2}`, `{"a":3}`))
+	mustAppend(t, u, picowire.BatchJSONContentType, textBatch(`{"a":1}`, `{"a":2}`, `{"a":3}`))
 	send(t, "POST", u, hdr("Pico-Trim-Seq", "1"), nil).wantStatus(t, 200)
 	send(t, "HEAD", u, nil, nil).wantStatus(t, 200).wantBody(t, "").
 		wantHeaders(t, "Content-Type", "application/json", "Pico-Next-Seq", "3", "Pico-Start-Seq", "1",
@@ -791,7 +792,7 @@ type listPage struct {
 func testList(t *testing.T, base string) {
 	root, prefix := rootURL(base), "/list/"
 	mustCreate(t, base+"/a", "text/plain")
-	mustAppend(t, base+"/a", domain.BatchJSONContentType, textBatch("1", "2", "3"))
+	mustAppend(t, base+"/a", picowire.BatchJSONContentType, textBatch("1", "2", "3"))
 	send(t, "POST", base+"/a", hdr("Pico-Trim-Seq", "1"), nil).wantStatus(t, 200)
 	send(t, "PUT", base+"/b", hdr("Pico-Closed", "true"), []byte("x")).wantStatus(t, 201)
 	mustCreate(t, base+"/c", "application/json")

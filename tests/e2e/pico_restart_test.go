@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/tests/picoproc"
 )
@@ -43,12 +44,12 @@ func snapshot(t *testing.T, u string) streamSnapshot {
 }
 
 // readAllBinary is readAll in the binary format.
-func readAllBinary(t *testing.T, u string) []domain.SeqRecord {
+func readAllBinary(t *testing.T, u string) []picowire.SeqRecord {
 	t.Helper()
-	var all []domain.SeqRecord
+	var all []picowire.SeqRecord
 	for seq := "0"; ; {
 		r := send(t, "GET", u+"?format=binary&seq="+seq, nil, nil).wantStatus(t, 200)
-		page, err := domain.DecodeBatchResponse(r.body, domain.BatchLimits{MaxRecords: 1 << 16, MaxHeaders: 64})
+		page, err := picowire.DecodeBatchResponse(r.body, picowire.BatchLimits{MaxRecords: 1 << 16, MaxHeaders: 64})
 		if err != nil {
 			t.Fatalf("%s: %v", r.what, err)
 		}
@@ -82,11 +83,11 @@ func TestRestartKeepsStreams(t *testing.T) {
 	mixed, sealed, trimmed := n.URL+"/restart/mixed", n.URL+"/restart/sealed", n.URL+"/restart/trimmed"
 
 	send(t, "PUT", mixed, hdr("Content-Type", "text/plain", "Pico-TTL", "3600"), nil).wantStatus(t, 201)
-	mustAppend(t, mixed, domain.BatchJSONContentType, jsonBatch(
+	mustAppend(t, mixed, picowire.BatchJSONContentType, jsonBatch(
 		batchItem{Body: "j0", Headers: map[string]string{"k": "v"}},
 		batchItem{BodyB64: base64.StdEncoding.EncodeToString([]byte{0xfe, 0xff}), Headers: map[string]string{"bin": "yes"}},
 	))
-	mustAppend(t, mixed, domain.BatchContentType, domain.EncodeBatch([]domain.Record{
+	mustAppend(t, mixed, picowire.BatchContentType, picowire.EncodeBatch([]domain.Record{
 		{Body: []byte("b0"), Headers: []domain.Header{{Key: "h", Value: "1"}}},
 		{Body: []byte{0, 1, 2, 3}},
 	}))
@@ -98,7 +99,7 @@ func TestRestartKeepsStreams(t *testing.T) {
 	mustAppend(t, sealed, "application/json", []byte(`{"n":1}`), "Pico-Closed", "true")
 
 	mustCreate(t, trimmed, "text/plain")
-	mustAppend(t, trimmed, domain.BatchJSONContentType, textBatch("t0", "t1", "t2", "t3"))
+	mustAppend(t, trimmed, picowire.BatchJSONContentType, textBatch("t0", "t1", "t2", "t3"))
 	send(t, "POST", trimmed, hdr("Pico-Trim-Seq", "2"), nil).wantStatus(t, 200).wantHeaders(t, "Pico-Start-Seq", "2")
 
 	before := map[string]streamSnapshot{}

@@ -1,6 +1,9 @@
 // Package headerval reads and writes header and query values the same way
 // in both stream listeners: unsigned decimals, client values quoted into
 // error messages, If-None-Match lists and expiry times.
+//
+// It imports the standard library and domain (for domain.ErrMalformed,
+// which ParseUint's errors wrap).
 package headerval
 
 import (
@@ -9,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/picomq/pico/domain"
 )
 
 // IsDigits reports whether s is one or more ASCII digits.
@@ -19,6 +24,28 @@ func IsDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// ParseUint parses a strict unsigned decimal: ASCII digits only, no sign, no
+// leading zero (except "0"), fits in 63 bits (at most math.MaxInt64). Its
+// errors wrap domain.ErrMalformed.
+func ParseUint(s string) (uint64, error) {
+	if !IsDigits(s) {
+		return 0, malformed("%s is not an unsigned decimal number", Clip(s))
+	}
+	if len(s) > 1 && s[0] == '0' {
+		return 0, malformed("%s has a leading zero", Clip(s))
+	}
+	// IsDigits leaves only the range for ParseInt to reject.
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, malformed("%s is out of range", Clip(s))
+	}
+	return uint64(v), nil
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", domain.ErrMalformed, fmt.Sprintf(format, args...))
 }
 
 // Clip quotes a client value for an error message, shortened so an error

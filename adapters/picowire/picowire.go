@@ -1,23 +1,13 @@
-package domain
-
-// Pico wire codecs: the binary and JSON batch formats of the Pico protocol,
-// and the strict parsers for its header and query values. Every decoder is
-// bounded by its input and by the limits it is given, and never panics.
-//
-// The binary formats live in picobatch.go, the JSON ones in picojson.go and
-// the stream Meta encoding in streamconfig.go.
+package picowire
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// ErrMalformed is wrapped by every wire decoding error; the message after it
-// says what is wrong, fit to show a client in a 400. Records and headers are
-// numbered from 0 in messages, as indexes into the batch.
-var ErrMalformed = errors.New("malformed")
+	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/domain"
+)
 
 // Media types of Pico batches.
 const (
@@ -35,34 +25,18 @@ type BatchLimits struct {
 // SeqRecord is a record with its offset, as reads return it.
 type SeqRecord struct {
 	Seq uint64
-	Record
+	domain.Record
 }
 
-// malformed returns an error wrapping ErrMalformed with the formatted reason.
+// malformed returns an error wrapping domain.ErrMalformed with the
+// formatted reason.
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", domain.ErrMalformed, fmt.Sprintf(format, args...))
 }
 
 // overLimit reports whether n exceeds limit, a negative limit counting as 0.
 func overLimit(n uint64, limit int) bool {
 	return n > uint64(max(limit, 0))
-}
-
-// ParseUint parses a strict unsigned decimal: ASCII digits only, no sign, no
-// leading zero (except "0"), fits in 63 bits (at most math.MaxInt64).
-func ParseUint(s string) (uint64, error) {
-	if !isDigits(s) {
-		return 0, malformed("%s is not an unsigned decimal number", quoteShort(s))
-	}
-	if len(s) > 1 && s[0] == '0' {
-		return 0, malformed("%s has a leading zero", quoteShort(s))
-	}
-	// isDigits leaves only the range for ParseInt to reject.
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, malformed("%s is out of range", quoteShort(s))
-	}
-	return uint64(v), nil
 }
 
 // ParseSeq parses a read position: a decimal offset (leading zeros allowed,
@@ -71,7 +45,7 @@ func ParseUint(s string) (uint64, error) {
 // "now" is handled by callers.
 func ParseSeq(s string) (uint64, error) {
 	digits, negative := strings.CutPrefix(s, "-")
-	if !isDigits(digits) {
+	if !headerval.IsDigits(digits) {
 		return 0, malformed("offset %s is not a decimal number", quoteShort(s))
 	}
 	if negative {
@@ -97,20 +71,6 @@ func ParseBool(s string) (bool, error) {
 		return true, nil
 	}
 	return false, malformed("%s is not true or false", quoteShort(s))
-}
-
-// isDigits reports whether s is non-empty and all ASCII digits; strconv alone
-// would also take signs.
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // equalFoldASCII compares s with the lower-case ASCII word, folding only

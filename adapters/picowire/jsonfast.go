@@ -1,4 +1,4 @@
-package domain
+package picowire
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/picomq/pico/domain"
 )
 
 // A JSON batch is decoded in one pass of encoding/json into the shapes
@@ -33,7 +35,7 @@ func (r *jsonRaw) UnmarshalJSON(b []byte) error {
 
 // decodeJSONBatchFast decodes a valid batch; ok is false when the batch is
 // not plainly valid, and the careful path must decide.
-func decodeJSONBatchFast(b []byte, lim BatchLimits) ([]Record, bool) {
+func decodeJSONBatchFast(b []byte, lim BatchLimits) ([]domain.Record, bool) {
 	if !keysAreExact(b) {
 		return nil, false
 	}
@@ -45,7 +47,7 @@ func decodeJSONBatchFast(b []byte, lim BatchLimits) ([]Record, bool) {
 	if len(items) == 0 || overLimit(uint64(len(items)), lim.MaxRecords) {
 		return nil, false
 	}
-	records := make([]Record, len(items))
+	records := make([]domain.Record, len(items))
 	for i, item := range items {
 		if item == nil || !item.decode(&records[i], lim.MaxHeaders) {
 			return nil, false
@@ -54,7 +56,7 @@ func decodeJSONBatchFast(b []byte, lim BatchLimits) ([]Record, bool) {
 	return records, true
 }
 
-func (in *jsonRecordIn) decode(rec *Record, maxHeaders int) bool {
+func (in *jsonRecordIn) decode(rec *domain.Record, maxHeaders int) bool {
 	if in.BodyB64 != nil || !validMember(in.Body) || !validMember(in.Headers) {
 		return false // base64 and odd members take the careful path
 	}
@@ -79,9 +81,9 @@ func (in *jsonRecordIn) decode(rec *Record, maxHeaders int) bool {
 		if !ok || !utf8.ValidString(key) {
 			return false
 		}
-		rec.Headers = append(rec.Headers, Header{Key: key, Value: string(value)})
+		rec.Headers = append(rec.Headers, domain.Header{Key: key, Value: string(value)})
 	}
-	slices.SortFunc(rec.Headers, func(a, b Header) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(rec.Headers, func(a, b domain.Header) int { return strings.Compare(a.Key, b.Key) })
 	return true
 }
 

@@ -1,4 +1,4 @@
-package domain
+package picowire
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/picomq/pico/domain"
 )
 
 // DecodeJSONBatch decodes a JSON batch request body:
@@ -21,7 +23,7 @@ import (
 // or object. Unknown fields are ignored. A key given twice keeps its last
 // value, and decoded headers are sorted by key, as JSON objects are
 // unordered. Decoded records have no timestamp.
-func DecodeJSONBatch(b []byte, lim BatchLimits) ([]Record, error) {
+func DecodeJSONBatch(b []byte, lim BatchLimits) ([]domain.Record, error) {
 	if records, ok := decodeJSONBatchFast(b, lim); ok {
 		return records, nil
 	}
@@ -30,7 +32,7 @@ func DecodeJSONBatch(b []byte, lim BatchLimits) ([]Record, error) {
 
 // decodeJSONBatchCareful decodes level by level: slower than the fast path,
 // and it names exactly what is wrong.
-func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]Record, error) {
+func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]domain.Record, error) {
 	var top map[string]json.RawMessage
 	if err := unmarshalJSON(b, "object", &top); err != nil {
 		return nil, malformed("batch %v", err)
@@ -49,7 +51,7 @@ func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]Record, error) {
 	if overLimit(uint64(len(items)), lim.MaxRecords) {
 		return nil, malformed("batch of %d records, the limit is %d", len(items), max(lim.MaxRecords, 0))
 	}
-	records := make([]Record, len(items))
+	records := make([]domain.Record, len(items))
 	for i, item := range items {
 		var fields jsonRecordFields
 		if err := unmarshalJSON(item, "object", &fields); err != nil {
@@ -67,7 +69,7 @@ func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]Record, error) {
 // EncodeJSONBatch encodes records as a JSON batch request body (clients).
 // Timestamps are not sent. Headers are written sorted by key; of a key
 // given twice only the last value is written, as a JSON object holds one.
-func EncodeJSONBatch(records []Record) []byte {
+func EncodeJSONBatch(records []domain.Record) []byte {
 	batch := jsonBatchOut{Records: make([]jsonRecordOut, len(records))}
 	for i := range records {
 		batch.Records[i] = newJSONRecordOut(&records[i])
@@ -146,7 +148,7 @@ func (f jsonRecordFields) number(name string, v any, kind string) error {
 	return nil
 }
 
-func (f jsonRecordFields) headersAndBody(maxHeaders int) ([]Header, []byte, error) {
+func (f jsonRecordFields) headersAndBody(maxHeaders int) ([]domain.Header, []byte, error) {
 	headers, err := f.headers(maxHeaders)
 	if err != nil {
 		return nil, nil, err
@@ -159,7 +161,7 @@ func (f jsonRecordFields) headersAndBody(maxHeaders int) ([]Header, []byte, erro
 }
 
 // headers decodes the optional headers object, sorted by key.
-func (f jsonRecordFields) headers(maxHeaders int) ([]Header, error) {
+func (f jsonRecordFields) headers(maxHeaders int) ([]domain.Header, error) {
 	raw, ok := f["headers"]
 	if !ok {
 		return nil, nil
@@ -174,15 +176,15 @@ func (f jsonRecordFields) headers(maxHeaders int) ([]Header, error) {
 	if len(members) == 0 {
 		return nil, nil
 	}
-	headers := make([]Header, 0, len(members))
+	headers := make([]domain.Header, 0, len(members))
 	for key, value := range members {
 		s, err := jsonString(value)
 		if err != nil {
 			return nil, fmt.Errorf("header %s %v", quoteShort(key), err)
 		}
-		headers = append(headers, Header{Key: key, Value: s})
+		headers = append(headers, domain.Header{Key: key, Value: s})
 	}
-	slices.SortFunc(headers, func(a, b Header) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(headers, func(a, b domain.Header) int { return strings.Compare(a.Key, b.Key) })
 	return headers, nil
 }
 
@@ -290,7 +292,7 @@ type (
 	}
 )
 
-func newJSONRecordOut(r *Record) jsonRecordOut {
+func newJSONRecordOut(r *domain.Record) jsonRecordOut {
 	var out jsonRecordOut
 	if len(r.Headers) > 0 {
 		out.Headers = make(map[string]string, len(r.Headers))
@@ -316,7 +318,7 @@ func marshalJSON(v any) []byte {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Only strings, integers and maps of strings reach here.
-		panic(fmt.Sprintf("domain: encoding JSON: %v", err))
+		panic(fmt.Sprintf("picowire: encoding JSON: %v", err))
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

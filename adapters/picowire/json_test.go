@@ -1,4 +1,4 @@
-package domain
+package picowire
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/picomq/pico/domain"
 	"pgregory.net/rapid"
 )
 
@@ -21,8 +22,8 @@ func TestDecodeJSONBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Record{
-		{Headers: []Header{{"a", "3"}, {"b", "2"}}, Body: []byte("plain")},
+	want := []domain.Record{
+		{Headers: []domain.Header{{Key: "a", Value: "3"}, {Key: "b", Value: "2"}}, Body: []byte("plain")},
 		{Body: []byte{0xff}},
 		{},
 		{},
@@ -81,8 +82,8 @@ func TestDecodeJSONBatchRejects(t *testing.T) {
 }
 
 func TestEncodeJSONBatchOutput(t *testing.T) {
-	got := string(EncodeJSONBatch([]Record{
-		{TimestampMs: 5, Headers: []Header{{"b", "2"}, {"a", "1"}, {"b", "<3>"}}, Body: []byte(`<p class="x">&</p>`)},
+	got := string(EncodeJSONBatch([]domain.Record{
+		{TimestampMs: 5, Headers: []domain.Header{{Key: "b", Value: "2"}, {Key: "a", Value: "1"}, {Key: "b", Value: "<3>"}}, Body: []byte(`<p class="x">&</p>`)},
 		{Body: []byte{0xff, 0x00}},
 		{},
 	}))
@@ -100,8 +101,8 @@ func TestEncodeJSONRecordsOutput(t *testing.T) {
 		{nil, `[]`},
 		{[]SeqRecord{}, `[]`},
 		{[]SeqRecord{
-			{Seq: 7, Record: Record{TimestampMs: 1_700_000_000_000, Body: []byte("x")}},
-			{Seq: 18446744073709551615, Record: Record{TimestampMs: -1, Headers: []Header{{"z", "1"}, {"y", ""}}, Body: []byte{0xc3}}},
+			{Seq: 7, Record: domain.Record{TimestampMs: 1_700_000_000_000, Body: []byte("x")}},
+			{Seq: 18446744073709551615, Record: domain.Record{TimestampMs: -1, Headers: []domain.Header{{Key: "z", Value: "1"}, {Key: "y", Value: ""}}, Body: []byte{0xc3}}},
 		}, `[{"seq":7,"timestamp":1700000000000,"body":"x"},` +
 			`{"seq":18446744073709551615,"timestamp":-1,"headers":{"y":"","z":"1"},"body_b64":"ww=="}]`},
 	} {
@@ -172,9 +173,9 @@ func TestJSONBatchRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, b)
 		}
-		want := make([]Record, len(recs))
+		want := make([]domain.Record, len(recs))
 		for i, r := range recs {
-			want[i] = Record{Headers: asJSONHeaders(r.Headers), Body: r.Body}
+			want[i] = domain.Record{Headers: asJSONHeaders(r.Headers), Body: r.Body}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round trip of %s:\n got %+v\nwant %+v", b, got, want)

@@ -1,10 +1,12 @@
-package domain
+package picowire
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"github.com/picomq/pico/domain"
 )
 
 // batchVersion is the first byte of every binary batch and read response.
@@ -29,7 +31,7 @@ const (
 // duplicates included; names and values that are not UTF-8 make a batch
 // DecodeBatch rejects. It panics if a count or length does not fit in 32
 // bits, which no bounded caller can reach.
-func EncodeBatch(records []Record) []byte {
+func EncodeBatch(records []domain.Record) []byte {
 	size := 1 + 4
 	for i := range records {
 		size += recordSize(&records[i])
@@ -48,13 +50,13 @@ func EncodeBatch(records []Record) []byte {
 // than the limit, truncation, lengths past the end, header names or values
 // that are not UTF-8, and trailing bytes. Decoded records have no timestamp,
 // no Headers slice when they have none and a nil Body when it is empty.
-func DecodeBatch(b []byte, lim BatchLimits) ([]Record, error) {
+func DecodeBatch(b []byte, lim BatchLimits) ([]domain.Record, error) {
 	r := batchReader{rest: b, record: -1, what: "batch"}
 	count := r.start(lim.MaxRecords)
 	if r.err == nil && count == 0 {
 		return nil, malformed("empty batch")
 	}
-	records := make([]Record, 0, min(count, len(r.rest)/minBatchRecord))
+	records := make([]domain.Record, 0, min(count, len(r.rest)/minBatchRecord))
 	for i := 0; i < count && r.err == nil; i++ {
 		r.record = i
 		records = append(records, r.recordTail(lim.MaxHeaders))
@@ -107,7 +109,7 @@ func DecodeBatchResponse(b []byte, lim BatchLimits) ([]SeqRecord, error) {
 	return records, nil
 }
 
-func appendBatchRecord(b []byte, r *Record) []byte {
+func appendBatchRecord(b []byte, r *domain.Record) []byte {
 	b = binary.BigEndian.AppendUint32(b, wireLen(len(r.Headers)))
 	for _, h := range r.Headers {
 		b = appendWireString(b, h.Key)
@@ -126,13 +128,13 @@ func appendWireString(b []byte, s string) []byte {
 // write a batch that decodes as something else.
 func wireLen(n int) uint32 {
 	if uint64(n) > math.MaxUint32 {
-		panic(fmt.Sprintf("domain: wire length %d does not fit in 32 bits", n))
+		panic(fmt.Sprintf("picowire: wire length %d does not fit in 32 bits", n))
 	}
 	return uint32(n)
 }
 
 // recordSize returns the bytes appendBatchRecord writes for r.
-func recordSize(r *Record) int {
+func recordSize(r *domain.Record) int {
 	n := minBatchRecord + len(r.Body)
 	for _, h := range r.Headers {
 		n += minBatchHeader + len(h.Key) + len(h.Value)
@@ -159,7 +161,7 @@ func (r *batchReader) fail(format string, args ...any) {
 	if r.record >= 0 {
 		msg = fmt.Sprintf("record %d: %s", r.record, msg)
 	}
-	r.err = fmt.Errorf("%w: %s", ErrMalformed, msg)
+	r.err = fmt.Errorf("%w: %s", domain.ErrMalformed, msg)
 }
 
 // start reads the version and the record count, checking both.
@@ -182,22 +184,22 @@ func (r *batchReader) start(maxRecords int) int {
 }
 
 // recordTail reads what every record ends with: headers, then the body.
-func (r *batchReader) recordTail(maxHeaders int) Record {
-	var rec Record
+func (r *batchReader) recordTail(maxHeaders int) domain.Record {
+	var rec domain.Record
 	n := r.u32("header count")
 	if overLimit(uint64(n), maxHeaders) {
 		r.fail("%d headers, the limit is %d", n, max(maxHeaders, 0))
 		return rec
 	}
 	if n > 0 && r.err == nil {
-		rec.Headers = make([]Header, 0, min(int(n), len(r.rest)/minBatchHeader))
+		rec.Headers = make([]domain.Header, 0, min(int(n), len(r.rest)/minBatchHeader))
 		for j := 0; j < int(n) && r.err == nil; j++ {
-			rec.Headers = append(rec.Headers, Header{Key: r.text(j, "name"), Value: r.text(j, "value")})
+			rec.Headers = append(rec.Headers, domain.Header{Key: r.text(j, "name"), Value: r.text(j, "value")})
 		}
 	}
 	rec.Body = r.bytes("body")
 	if r.err != nil {
-		return Record{}
+		return domain.Record{}
 	}
 	return rec
 }

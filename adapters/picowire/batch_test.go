@@ -1,4 +1,4 @@
-package domain
+package picowire
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/picomq/pico/domain"
 	"pgregory.net/rapid"
 )
 
@@ -37,8 +38,8 @@ func wireBytes(parts ...any) []byte {
 var testLimits = BatchLimits{MaxRecords: 4, MaxHeaders: 2}
 
 func TestEncodeBatchLayout(t *testing.T) {
-	got := EncodeBatch([]Record{
-		{TimestampMs: 99, Headers: []Header{{"k", "v"}, {"k", "w"}}, Body: []byte("hi")},
+	got := EncodeBatch([]domain.Record{
+		{TimestampMs: 99, Headers: []domain.Header{{Key: "k", Value: "v"}, {Key: "k", Value: "w"}}, Body: []byte("hi")},
 		{},
 	})
 	want := wireBytes(byte(1), uint32(2),
@@ -51,14 +52,14 @@ func TestEncodeBatchLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRecs := []Record{{Headers: []Header{{"k", "v"}, {"k", "w"}}, Body: []byte("hi")}, {}}
+	wantRecs := []domain.Record{{Headers: []domain.Header{{Key: "k", Value: "v"}, {Key: "k", Value: "w"}}, Body: []byte("hi")}, {}}
 	if !reflect.DeepEqual(recs, wantRecs) {
 		t.Fatalf("decoded %+v, want %+v (duplicate keys kept in order, no timestamp)", recs, wantRecs)
 	}
 }
 
 func TestEncodeBatchResponseLayout(t *testing.T) {
-	got := EncodeBatchResponse([]SeqRecord{{Seq: 5, Record: Record{TimestampMs: -2, Headers: []Header{{"a", ""}}, Body: []byte{0xff}}}})
+	got := EncodeBatchResponse([]SeqRecord{{Seq: 5, Record: domain.Record{TimestampMs: -2, Headers: []domain.Header{{Key: "a", Value: ""}}, Body: []byte{0xff}}}})
 	want := wireBytes(byte(1), uint32(1), uint64(5), uint64(math.MaxUint64-1),
 		uint32(1), uint32(1), "a", uint32(0), uint32(1), []byte{0xff})
 	if !bytes.Equal(got, want) {
@@ -115,12 +116,12 @@ func TestDecodeBatchRejects(t *testing.T) {
 }
 
 func TestDecodeBatchZeroLimitsAdmitNothing(t *testing.T) {
-	one := EncodeBatch([]Record{{Body: []byte("x")}})
+	one := EncodeBatch([]domain.Record{{Body: []byte("x")}})
 	_, err := DecodeBatch(one, BatchLimits{})
 	wantMalformed(t, err, "1 records, the limit is 0")
 	_, err = DecodeBatch(one, BatchLimits{MaxRecords: -5})
 	wantMalformed(t, err, "the limit is 0")
-	withHeader := EncodeBatch([]Record{{Headers: []Header{{"a", "b"}}}})
+	withHeader := EncodeBatch([]domain.Record{{Headers: []domain.Header{{Key: "a", Value: "b"}}}})
 	_, err = DecodeBatch(withHeader, BatchLimits{MaxRecords: 1})
 	wantMalformed(t, err, "1 headers, the limit is 0")
 }
@@ -162,7 +163,7 @@ func TestDecodeBatchResponseEmptyPage(t *testing.T) {
 }
 
 func TestDecodeBatchBodiesAliasInput(t *testing.T) {
-	b := EncodeBatch([]Record{{Body: []byte("abc")}, {Body: []byte("def")}})
+	b := EncodeBatch([]domain.Record{{Body: []byte("abc")}, {Body: []byte("def")}})
 	recs, err := DecodeBatch(b, testLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +253,7 @@ func TestBatchTruncationAlwaysRejected(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		recs := rapid.SliceOfN(seqRecordGen(), 1, 4).Draw(t, "records")
 		resp := EncodeBatchResponse(recs)
-		plain := make([]Record, len(recs))
+		plain := make([]domain.Record, len(recs))
 		for i := range recs {
 			plain[i] = recs[i].Record
 		}

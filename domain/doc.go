@@ -110,7 +110,8 @@
 //     and come from the process that opened it.
 //
 // Fencing in the object store itself (a paused old owner must not
-// acknowledge writes) is the engine's: see package app/engine.
+// acknowledge writes) is the WAL's: see package app/wal, and app/engine
+// for when a new writer fences its predecessors.
 //
 // # Auth rules
 //

@@ -1,6 +1,6 @@
-// Package engine is the stream engine on object storage: the node's
-// write-ahead log of object-store PUTs with adaptive group commit, and its
-// fencing and recovery.
+// Package engine is the stream engine on object storage: the streams this
+// node process writes, their appends through the process's write-ahead log
+// (package wal), opening and recovery, data objects, garbage and reads.
 //
 // # Life of an append
 //
@@ -32,78 +32,33 @@
 // frame (a flags byte says which of the two a frame has), and kept per
 // section in data objects.
 //
-// # The WAL in the object store
+// # The WAL
 //
-// Each node process writes its own key space, wal/<node>/<node epoch>/<seq>
-// (zero-padded, so key order is sequence order). A bulk is one object: a
-// header (node, epoch, seq, with its own CRC-32C) and frames, each
-// u32 length, u32 CRC-32C, body. Bulks are written with PutIfAbsent. On S3
-// every put also carries a CRC32 checksum the server checks, and requests
-// are signed with UNSIGNED-PAYLOAD (as the SDK does over https), so no body
-// is hashed twice.
-//
-// Adaptive group commit: with no upload in flight a frame is sealed and
-// uploaded at once, so a lone append costs one PUT and waits for no timer.
-// While uploads are in flight, arrivals accumulate and leave as one bulk
-// when an upload completes (or earlier, pipelined, when MaxBulkBytes is
-// reached, up to MaxInFlight uploads). When an upload completes with none
-// other in flight, the next bulk lingers (linger.go) until as many
-// submissions as it acknowledged have come back, or for at most twice the
-// recent PUT latency (MaxLinger, 20 ms, caps it; once is too short when
-// the CPU is saturated and the appenders take longer to come back).
-// Appenders that wait for each acknowledgement then share one PUT instead
-// of splitting into two cohorts that each wait two PUTs: with 64 such
-// appenders, a PUT carries about 64 records instead of 32
-// (BenchmarkClosedLoopAppenders). A lone appender is never held; a steady
-// flow of appends that do not wait for each other pays part of a wait for
-// PUTs three times as large (BenchmarkOpenLoopAppends). Sealed bulks go to
-// long-lived uploader goroutines, as many as bulks have been in flight at
-// once: a PUT runs deep through the S3 client, and a fresh goroutine per
-// bulk would grow its stack anew every time.
-//
-// Acknowledgements go out strictly in sequence order. MaxBufferedBytes of
-// unacknowledged frames make Submit wait: memory stays bounded under a
-// producer faster than the store. A failed PUT is retried for RetryFor; a
-// precondition failure is resolved by reading the key back (our own bytes:
-// an earlier attempt succeeded; a fence: we were fenced). When a bulk
-// cannot be stored, the WAL fails: nothing after it is ever acknowledged.
-// WAL.Stats counts the PUTs, the appends in them and the time they took
-// (retries included); /metrics shows them as wal_puts_total,
-// wal_submissions_total and wal_put_seconds_total.
+// Each node process has one WAL (package wal), passed in Config.WAL: the
+// engine submits frames to it in gate order and learns from its callbacks
+// when they are durable, which the WAL reports in submission order. Its
+// package comment covers the bulks, the adaptive group commit, the order of
+// acknowledgements, backpressure and fencing. The WAL keeps no stream
+// state: the engine decides which bulks it may retire (WAL.Retire asks it,
+// per stream, whether a bulk's frames are committed), and it fences and
+// reads the WALs of other processes in the WAL's store (WAL.Store,
+// wal.Fence).
 //
 // # Opening a stream, recovery and fencing
 //
 // Engine.Open proposes OpenStream at the next stream epoch. If the
 // previous writer was another process (a restart of this node, or a node
 // retired with FenceNode) that did not close the stream, it then fences
-// that process's WAL and reads it (FenceWAL), and so for every earlier
-// writer the stream lists as unrecovered (below). Which writers those are,
-// and where the stream ends, it takes from the metadata once its open
+// that process's WAL and reads it (wal.Fence), and so for every earlier
+// writer the stream lists as unrecovered (below). A fenced process can
+// acknowledge nothing the fencer did not read (package wal says why), so
+// what was read holds every record it acknowledged. Which writers those
+// are, and where the stream ends, it takes from the metadata once its open
 // applied (OpenStream lists the previous writer as unrecovered exactly
 // when that one had not closed the stream), never from the view it read
 // before proposing: a live writer may have closed the stream, and
 // committed more, in between, and fencing its WAL would fail every append
 // it takes.
-//
-//   - The writer stores bulks at consecutive sequence numbers with
-//     PutIfAbsent and acknowledges bulk k only when bulks 1..k are stored.
-//   - The fencer reads the writer's bulks from sequence 1 up to the first
-//     missing sequence number and puts a fence object there with
-//     PutIfAbsent. Of the writer and the fencer, exactly one gets that
-//     key. (Before the writer acknowledged anything, its first bulk may
-//     still be in flight while a later one is stored; once it has, its
-//     newest acknowledged bulk is never retired, so a fence at a retired
-//     key 1 just moves the scan on to the oldest stored bulk, as past a
-//     hole.)
-//   - If the fencer does, the writer's upload at that key fails forever,
-//     so it acknowledges nothing from there on, however long it was
-//     paused; everything it did acknowledge lies in the bulks the fencer
-//     read. If the writer does, the fencer reads that bulk too and tries
-//     the next key.
-//   - A missing key below the writer's newest bulk is a hole: a bulk still
-//     in flight, or one a retire deleted (committed, so not needed). The
-//     fencer fences it too, keeps what it read, and goes on past it until
-//     its fence lies after every stored bulk.
 //
 // If the recovery fails after OpenStream applied, the metadata already
 // names this process as the writer, so the next open here, or the handoff

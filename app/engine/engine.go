@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -25,6 +26,10 @@ var (
 	// ErrPinned: the stream has forks reading its records, so they cannot
 	// be trimmed.
 	ErrPinned = errors.New("engine: stream has forks")
+	// ErrFenced: a newer writer took the stream over. Its fence in this
+	// process's WAL failed the append, or its stream epoch refused a seal.
+	// It is wal.ErrFenced, so one errors.Is covers both.
+	ErrFenced = wal.ErrFenced
 )
 
 // Config wires an Engine.
@@ -32,7 +37,7 @@ type Config struct {
 	Plane  *meta.Plane
 	By     domain.Proposer // this process
 	Store  ports.ObjectStore
-	WAL    *WAL
+	WAL    *wal.WAL
 	Logger *slog.Logger
 	Now    func() time.Time
 	// TailRecords and TailBytes bound each stream's newest records that

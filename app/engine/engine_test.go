@@ -11,6 +11,7 @@ import (
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -18,7 +19,7 @@ import (
 // process is one node process: its plane, WAL and engine.
 type process struct {
 	plane  *meta.Plane
-	wal    *WAL
+	wal    *wal.WAL
 	engine *Engine
 	by     domain.Proposer
 }
@@ -33,6 +34,14 @@ func (p *process) createB(tb testing.TB, i int) uint64 {
 
 func startProcess(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, epoch uint64) *process {
 	t.Helper()
+	return startProcessWAL(t, log, store, node, epoch, wal.Config{RetryFor: time.Second})
+}
+
+// startProcessWAL is startProcess with its WAL tuned by cfg, whose store and
+// identity it fills in.
+func startProcessWAL(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, epoch uint64,
+	cfg wal.Config) *process {
+	t.Helper()
 	// A log that fails an append fails it fast (refusesLog).
 	plane, err := meta.Open(context.Background(), meta.Config{Log: log, PollInterval: 5 * time.Millisecond,
 		AppendTimeout: 100 * time.Millisecond})
@@ -45,9 +54,10 @@ func startProcess(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node
 		t.Fatalf("register: %v %v", r, err)
 	}
 	by := domain.Proposer{Node: node, Epoch: epoch}
-	wal := OpenWAL(WALConfig{Store: store, Node: node, Epoch: epoch, RetryFor: time.Second})
-	return &process{plane: plane, wal: wal, by: by,
-		engine: New(Config{Plane: plane, By: by, Store: store, WAL: wal})}
+	cfg.Store, cfg.Node, cfg.Epoch = store, node, epoch
+	w := wal.Open(cfg)
+	return &process{plane: plane, wal: w, by: by,
+		engine: New(Config{Plane: plane, By: by, Store: store, WAL: w})}
 }
 
 // takeOver starts process (node, epoch) on log and store after prev, caught
@@ -152,6 +162,21 @@ func TestAppendReadAndTimestamps(t *testing.T) {
 	if err != nil || confirmed != 3 || fmt.Sprint(bodies(recs)) != "[b c]" || recs[0].Headers[0].Value != "b" {
 		t.Fatalf("read: %v %d %v", bodies(recs), confirmed, err)
 	}
+}
+
+// slowStore delays every PutIfAbsent and can hold puts until released.
+type slowStore struct {
+	ports.ObjectStore
+	delay time.Duration
+	hold  chan struct{} // when non-nil, puts wait for it to close
+}
+
+func (s *slowStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if s.hold != nil {
+		<-s.hold
+	}
+	time.Sleep(s.delay)
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
 }
 
 // appendHeld appends "x" to a new stream, in the background, while the
@@ -404,7 +429,7 @@ func TestTakeoverReadsTheWALStoreOnce(t *testing.T) {
 	walStore := &listCounter{ObjectStore: memstore.New()}
 	start := func(epoch uint64) *process {
 		p := startProcess(t, log, data, 1, epoch)
-		p.wal = OpenWAL(WALConfig{Store: walStore, Node: 1, Epoch: epoch, RetryFor: time.Second})
+		p.wal = wal.Open(wal.Config{Store: walStore, Node: 1, Epoch: epoch, RetryFor: time.Second})
 		p.engine = New(Config{Plane: p.plane, By: p.by, Store: data, WAL: p.wal})
 		return p
 	}
@@ -446,7 +471,7 @@ func TestConcurrentOpensRecoverEveryStreamOnce(t *testing.T) {
 	walStore := &listCounter{ObjectStore: memstore.New()}
 	start := func(epoch uint64) *process {
 		p := startProcess(t, log, data, 1, epoch)
-		p.wal = OpenWAL(WALConfig{Store: walStore, Node: 1, Epoch: epoch, RetryFor: time.Second})
+		p.wal = wal.Open(wal.Config{Store: walStore, Node: 1, Epoch: epoch, RetryFor: time.Second})
 		p.engine = New(Config{Plane: p.plane, By: p.by, Store: data, WAL: p.wal})
 		return p
 	}
@@ -517,7 +542,7 @@ func TestCloseAllHandsStreamsBack(t *testing.T) {
 	}
 	next := startProcess(t, log, data, 2, 1)
 	walStore := &listCounter{ObjectStore: data} // fencing a predecessor lists its WAL
-	next.wal = OpenWAL(WALConfig{Store: walStore, Node: 2, Epoch: 1, RetryFor: time.Second})
+	next.wal = wal.Open(wal.Config{Store: walStore, Node: 2, Epoch: 1, RetryFor: time.Second})
 	next.engine = New(Config{Plane: next.plane, By: next.by, Store: data, WAL: next.wal})
 	next.plane.WaitFor(ctx, old.plane.Applied())
 	for i, id := range ids {

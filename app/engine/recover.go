@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -216,7 +217,7 @@ func (e *Engine) fencedLocked(ctx context.Context, prev domain.Proposer) (*fence
 	if w, ok := e.fenced[prev]; ok {
 		return w, nil
 	}
-	frames, err := FenceWAL(ctx, e.cfg.WAL.cfg.Store, prev.Node, prev.Epoch, e.cfg.By)
+	frames, err := wal.Fence(ctx, e.cfg.WAL.Store(), prev.Node, prev.Epoch, e.cfg.By)
 	if err != nil {
 		return nil, err
 	}

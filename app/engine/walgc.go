@@ -9,8 +9,12 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
-// maxDeadWALKeys bounds the keys one CollectDeadWALs pass looks at.
-const maxDeadWALKeys = 10_000
+// maxDeadWALKeys bounds the keys one CollectDeadWALs pass looks at; it
+// lists them listPage at a time.
+const (
+	maxDeadWALKeys = 10_000
+	listPage       = 1000
+)
 
 // CollectDeadWALs deletes the bulks that gone processes left in their WALs
 // once no takeover can need them: the process is superseded (its node
@@ -27,7 +31,7 @@ const maxDeadWALKeys = 10_000
 // It returns the number of bulks deleted.
 func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 	v := e.cfg.Plane.View()
-	store := e.cfg.WAL.cfg.Store
+	store := e.cfg.WAL.Store()
 	candidates, err := e.deadWALKeys(ctx, store, &v)
 	if err != nil || len(candidates) == 0 {
 		return 0, err

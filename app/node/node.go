@@ -14,6 +14,7 @@ import (
 	"github.com/picomq/pico/app/meta"
 	"github.com/picomq/pico/app/streams"
 	"github.com/picomq/pico/app/subscriptions"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -45,8 +46,8 @@ type Config struct {
 	// Store holds data objects; WALStore holds the WAL (defaults to Store).
 	// Without a Store the node runs the metadata plane only.
 	Store, WALStore ports.ObjectStore
-	WAL             engine.WALConfig // tuning; store and identity are filled in
-	Engine          engine.Config    // tuning; dependencies are filled in
+	WAL             wal.Config    // tuning; store and identity are filled in
+	Engine          engine.Config // tuning; dependencies are filled in
 	// UploadEvery is the interval of uploads to data objects (1 s).
 	UploadEvery time.Duration
 	// RetentionEvery is the interval of record retention and stream expiry
@@ -77,7 +78,7 @@ type Node struct {
 	cfg      Config
 	plane    *meta.Plane
 	lease    *meta.LeaseKeeper
-	wal      *engine.WAL
+	wal      *wal.WAL
 	engine   *engine.Engine
 	streams  *streams.Service
 	subs     *subscriptions.Service
@@ -182,7 +183,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	if w.Store == nil {
 		w.Store = cfg.Store
 	}
-	n.wal = engine.OpenWAL(w)
+	n.wal = wal.Open(w)
 	e := cfg.Engine
 	e.Plane, e.By, e.Store, e.WAL, e.Logger, e.Now = n.plane, n.Proposer(), cfg.Store, n.wal, cfg.Logger, cfg.Now
 	n.engine = engine.New(e)

@@ -9,6 +9,7 @@ import (
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -37,7 +38,7 @@ func TestReadyFollowsRegistrationWALAndDrain(t *testing.T) {
 	}
 	// Another process fences this node's WAL: the next append fails and the
 	// node must stop taking traffic.
-	if _, err := engine.FenceWAL(ctx, store, 1, n.Epoch(), domain.Proposer{Node: 2, Epoch: 1}); err != nil {
+	if _, err := wal.Fence(ctx, store, 1, n.Epoch(), domain.Proposer{Node: 2, Epoch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := eng.Append(ctx, r.Value, []domain.Record{{Body: []byte("b")}}, nil); !errors.Is(err, engine.ErrFenced) {

@@ -11,6 +11,7 @@ import (
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -50,9 +51,9 @@ func start(t *testing.T, log ports.MetaLog, store ports.ObjectStore, node domain
 		t.Fatalf("register: %v %v", r, err)
 	}
 	by := domain.Proposer{Node: node, Epoch: 1}
-	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: node, Epoch: 1, RetryFor: time.Second})
-	t.Cleanup(func() { wal.Close() })
-	eng := engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal, Now: c.Now})
+	w := wal.Open(wal.Config{Store: store, Node: node, Epoch: 1, RetryFor: time.Second})
+	t.Cleanup(func() { w.Close() })
+	eng := engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: w, Now: c.Now})
 	svc := New(Config{Plane: plane, Engine: eng, By: by, Address: addr, Now: c.Now})
 	return &process{svc: svc, engine: eng, plane: plane, clock: c}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -207,7 +208,7 @@ func (s *Service) engineError(st stream, err error) error {
 			}
 		}
 		return ports.Errorf(ports.ErrUnavailable, "stream %s is served by another node", st.Name)
-	case errors.Is(err, engine.ErrFenced), errors.Is(err, engine.ErrWALClosed), errors.Is(err, engine.ErrNotLocal):
+	case errors.Is(err, engine.ErrFenced), errors.Is(err, wal.ErrClosed), errors.Is(err, engine.ErrNotLocal):
 		return ports.Errorf(ports.ErrUnavailable, "this node no longer serves %s: %v", st.Name, err)
 	}
 	return err

@@ -15,6 +15,7 @@ import (
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
 	"github.com/picomq/pico/app/streams"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -125,8 +126,8 @@ func (c *cluster) start(t *testing.T, epoch uint64) *process {
 		t.Fatalf("register: %v %v", r, err)
 	}
 	by := domain.Proposer{Node: 1, Epoch: epoch}
-	wal := engine.OpenWAL(engine.WALConfig{Store: c.store, Node: 1, Epoch: epoch, RetryFor: time.Second})
-	eng := engine.New(engine.Config{Plane: plane, By: by, Store: c.store, WAL: wal, Now: c.clock.Now})
+	w := wal.Open(wal.Config{Store: c.store, Node: 1, Epoch: epoch, RetryFor: time.Second})
+	eng := engine.New(engine.Config{Plane: plane, By: by, Store: c.store, WAL: w, Now: c.clock.Now})
 	svc := streams.New(streams.Config{Plane: plane, Engine: eng, By: by, Address: "http://node1", Now: c.clock.Now})
 	sender := &fakeSender{answer: ports.WebhookResponse{Status: 200, Body: []byte("{}")}}
 	subs := New(Config{Plane: plane, By: by, Streams: svc, Webhooks: sender, Now: c.clock.Now,
@@ -137,7 +138,7 @@ func (c *cluster) start(t *testing.T, epoch uint64) *process {
 		if !stopped {
 			stopped = true
 			_ = eng.CloseAll(ctx)
-			wal.Close()
+			w.Close()
 			plane.Close()
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/wal"
 )
 
 func TestServeFlagsTakeEnvUnlessGiven(t *testing.T) {
@@ -82,21 +82,21 @@ func TestStorageValues(t *testing.T) {
 	if id, raw := splitStorageID("file://./data"); id != "" || raw != "file://./data" {
 		t.Fatalf("split without id: %q %q", id, raw)
 	}
-	var cfg struct{ engine.WALConfig }
-	out, err := walParams("-2@s3://b?region=r&bulkBytes=1024&inflight=3", &cfg.WALConfig)
+	var cfg wal.Config
+	out, err := walParams("-2@s3://b?region=r&bulkBytes=1024&inflight=3", &cfg)
 	if err != nil || out != "-2@s3://b?region=r" || cfg.MaxBulkBytes != 1024 || cfg.MaxInFlight != 3 {
 		t.Fatalf("wal params: %q %v %+v", out, err, cfg)
 	}
-	if _, err := walParams("file://x?inflight=0", &cfg.WALConfig); err == nil {
+	if _, err := walParams("file://x?inflight=0", &cfg); err == nil {
 		t.Fatal("inflight=0 accepted")
 	}
 	for v, want := range map[string]time.Duration{"5ms": 5 * time.Millisecond, "0": -1, "0s": -1} {
-		if out, err := walParams("file://x?linger="+v, &cfg.WALConfig); err != nil || out != "file://x" || cfg.MaxLinger != want {
+		if out, err := walParams("file://x?linger="+v, &cfg); err != nil || out != "file://x" || cfg.MaxLinger != want {
 			t.Fatalf("linger=%s: %q %v, MaxLinger %v, want %v", v, out, err, cfg.MaxLinger, want)
 		}
 	}
 	for _, v := range []string{"-1ms", "5"} {
-		if _, err := walParams("file://x?linger="+v, &cfg.WALConfig); err == nil {
+		if _, err := walParams("file://x?linger="+v, &cfg); err == nil {
 			t.Fatalf("linger=%s accepted", v)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/picomq/pico/adapters/filestore"
 	"github.com/picomq/pico/adapters/s3store"
-	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/ports"
 )
 
@@ -38,7 +38,7 @@ func splitStorageID(value string) (id, raw string) {
 
 // walParams takes the WAL tuning parameters (bulkBytes, inflight, linger) out of a
 // --wal URI and returns the URI without them.
-func walParams(value string, cfg *engine.WALConfig) (string, error) {
+func walParams(value string, cfg *wal.Config) (string, error) {
 	id, raw := splitStorageID(value)
 	base, query, found := strings.Cut(raw, "?")
 	if !found {

@@ -17,6 +17,7 @@ import (
 	"github.com/picomq/pico/adapters/sqllog"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 )
 
@@ -58,8 +59,8 @@ func TestChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: n.Proposer().Node, Epoch: n.Epoch()})
-	eng := engine.New(engine.Config{Plane: n.Plane(), By: n.Proposer(), Store: store, WAL: wal})
+	w := wal.Open(wal.Config{Store: store, Node: n.Proposer().Node, Epoch: n.Epoch()})
+	eng := engine.New(engine.Config{Plane: n.Plane(), By: n.Proposer(), Store: store, WAL: w})
 	id := openStream(t, n, eng)
 	switch os.Getenv(envMode) {
 	case "dump":

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/picomq/pico/adapters/s3store"
-	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/tests/floor"
 )
 
@@ -41,7 +41,7 @@ func serveFloor(bucket string) error {
 	if err != nil {
 		return err
 	}
-	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: 1})
+	log := wal.Open(wal.Config{Store: store, Node: 1, Epoch: 1})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func serveFloor(bucket string) error {
 		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
-	return http.Serve(ln, floor.Handler(wal))
+	return http.Serve(ln, floor.Handler(log))
 }
 
 var floorLine = regexp.MustCompile(`^floor on (http://\S+)`)

@@ -17,6 +17,7 @@ import (
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/s3test"
@@ -35,7 +36,7 @@ type node struct {
 	plane   *meta.Plane
 	by      domain.Proposer
 	engine  *engine.Engine
-	wal     *engine.WAL
+	wal     *wal.WAL
 	streams []uint64
 }
 
@@ -51,8 +52,8 @@ func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
 	if _, err := plane.ProposeOne(ctx, &domain.RegisterNode{Node: 1, Epoch: 1, Slots: 1}); err != nil {
 		b.Fatal(err)
 	}
-	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: 1})
-	n := &node{plane: plane, by: by, wal: wal, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal})}
+	w := wal.Open(wal.Config{Store: store, Node: 1, Epoch: 1})
+	n := &node{plane: plane, by: by, wal: w, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: w})}
 	// Uploads to data objects run as on a real node, and cost what they cost.
 	go n.engine.RunMaintenance(ctx, noLease{}, time.Second, time.Hour)
 	for i := range streams {

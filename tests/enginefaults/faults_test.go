@@ -15,6 +15,7 @@ import (
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/meta"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/faultstore"
@@ -37,8 +38,8 @@ func start(t *testing.T, log ports.MetaLog, store ports.ObjectStore, epoch uint6
 		t.Fatalf("register: %v %v", r, err)
 	}
 	by := domain.Proposer{Node: 1, Epoch: epoch}
-	wal := engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: epoch, RetryFor: 20 * time.Second})
-	return &process{plane: plane, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: wal, TailRecords: 8})}
+	w := wal.Open(wal.Config{Store: store, Node: 1, Epoch: epoch, RetryFor: 20 * time.Second})
+	return &process{plane: plane, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: w, TailRecords: 8})}
 }
 
 // createStreams creates n streams "0", "1", … written by p, the process of

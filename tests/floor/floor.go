@@ -12,14 +12,14 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 )
 
 // Handler answers PUT with 201 (a create: nothing to keep) and any other
-// method by storing its body in wal: 204 once durable, 503 if the WAL
+// method by storing its body in log: 204 once durable, 503 if the WAL
 // failed.
-func Handler(wal *engine.WAL) http.Handler {
+func Handler(log *wal.WAL) http.Handler {
 	var offset atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -33,7 +33,7 @@ func Handler(wal *engine.WAL) http.Handler {
 		}
 		f := &domain.Frame{Stream: 1, Epoch: 1, Offset: offset.Add(1), Records: []domain.Record{{Body: body}}}
 		done := make(chan error, 1)
-		err = wal.Submit(f, func(err error) { done <- err })
+		err = log.Submit(f, func(err error) { done <- err })
 		if err == nil {
 			err = <-done // the durability point: the bulk holding f is stored
 		}

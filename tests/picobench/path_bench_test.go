@@ -13,8 +13,8 @@ import (
 	"github.com/picomq/pico/adapters/dshttp"
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
-	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/floor"
 )
@@ -35,7 +35,7 @@ func BenchmarkDSAppendPath(b *testing.B) {
 	}{
 		{"pico", startMemNode},
 		{"floor", func(b *testing.B, store ports.ObjectStore) http.Handler {
-			return floor.Handler(engine.OpenWAL(engine.WALConfig{Store: store, Node: 1, Epoch: 1}))
+			return floor.Handler(wal.Open(wal.Config{Store: store, Node: 1, Epoch: 1}))
 		}},
 	}
 	for _, side := range sides {

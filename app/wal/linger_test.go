@@ -1,4 +1,4 @@
-package engine
+package wal
 
 import (
 	"context"
@@ -67,14 +67,14 @@ func mustAck(t *testing.T, what string, done chan error) {
 // lingerWAL is a WAL on a gated store whose PUTs have taken putLatency of
 // late (so a linger lasts about that long), with appender a's frame in
 // flight and b's and c's waiting for it.
-func lingerWAL(t *testing.T, cfg WALConfig, putLatency time.Duration) (w *WAL, store *gatedStore, a, b, c chan error) {
+func lingerWAL(t *testing.T, cfg Config, putLatency time.Duration) (w *WAL, store *gatedStore, a, b, c chan error) {
 	t.Helper()
 	store = &gatedStore{ObjectStore: memstore.New(), gate: make(chan time.Duration)}
 	cfg.Store, cfg.Node, cfg.Epoch = store, 1, 1
 	if cfg.MaxLinger == 0 {
 		cfg.MaxLinger = time.Hour
 	}
-	w = OpenWAL(cfg)
+	w = Open(cfg)
 	t.Cleanup(func() {
 		close(store.gate)
 		closeWithin(t, w)
@@ -91,7 +91,7 @@ func lingerWAL(t *testing.T, cfg WALConfig, putLatency time.Duration) (w *WAL, s
 // (b, c) waits for it.
 func lingerStart(t *testing.T, putLatency time.Duration) (w *WAL, store *gatedStore, b, c chan error) {
 	t.Helper()
-	w, store, a, b, c := lingerWAL(t, WALConfig{}, putLatency)
+	w, store, a, b, c := lingerWAL(t, Config{}, putLatency)
 	release(t, store, 0)
 	mustAck(t, "a", a)
 	if uploads, lingering := inFlight(w); uploads != 0 || !lingering {
@@ -151,7 +151,7 @@ func TestLingerEndsAfterTwoPutTimes(t *testing.T) {
 // once.
 func TestLingerNeverHoldsALoneAppender(t *testing.T) {
 	store := &gatedStore{ObjectStore: memstore.New(), gate: make(chan time.Duration)}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: time.Hour})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, MaxLinger: time.Hour})
 	defer func() {
 		close(store.gate)
 		closeWithin(t, w)
@@ -184,7 +184,7 @@ func TestLingerLetsTheDraftGoForASubmitterWaitingForRoom(t *testing.T) {
 // A draft that reached MaxBulkBytes while the only upload allowed was in
 // flight leaves as soon as that upload completes.
 func TestLingerNeverHoldsAFullBulk(t *testing.T) {
-	w, store, a, _, _ := lingerWAL(t, WALConfig{MaxBulkBytes: 1, MaxInFlight: 1}, time.Hour)
+	w, store, a, _, _ := lingerWAL(t, Config{MaxBulkBytes: 1, MaxInFlight: 1}, time.Hour)
 	release(t, store, 0)
 	mustAck(t, "a", a)
 	if uploads, lingering := inFlight(w); uploads != 1 || lingering {
@@ -194,7 +194,7 @@ func TestLingerNeverHoldsAFullBulk(t *testing.T) {
 
 // Close sends what is buffered as soon as it can, without lingers.
 func TestCloseDoesNotLinger(t *testing.T) {
-	w, store, a, _, _ := lingerWAL(t, WALConfig{MaxInFlight: 1}, time.Hour)
+	w, store, a, _, _ := lingerWAL(t, Config{MaxInFlight: 1}, time.Hour)
 	closed := make(chan error, 1)
 	go func() { closed <- w.Close() }()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {

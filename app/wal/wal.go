@@ -1,4 +1,4 @@
-package engine
+package wal
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 var (
 	// ErrFenced: another process fenced this WAL (a newer owner took over).
 	// Nothing submitted after the fence is acknowledged, ever.
-	ErrFenced = errors.New("engine: WAL fenced by a newer owner")
-	// ErrWALClosed: the WAL was closed.
-	ErrWALClosed = errors.New("engine: WAL closed")
+	ErrFenced = errors.New("wal: fenced by a newer owner")
+	// ErrClosed: the WAL was closed.
+	ErrClosed = errors.New("wal: closed")
 )
 
-// WALConfig tunes a WAL. Zero values take the defaults.
-type WALConfig struct {
+// Config tunes a WAL. Zero values take the defaults.
+type Config struct {
 	Store  ports.ObjectStore
 	Node   domain.NodeID
 	Epoch  uint64 // the node epoch: each process writes its own key space
@@ -44,7 +44,7 @@ type WALConfig struct {
 	MaxLinger time.Duration
 }
 
-func (c *WALConfig) defaults() {
+func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -80,7 +80,7 @@ func (c *WALConfig) defaults() {
 // every earlier bulk are stored. Callbacks run in bulk order, under the
 // WAL's lock: they must be quick and must not call the WAL.
 type WAL struct {
-	cfg    WALConfig
+	cfg    Config
 	prefix string
 
 	mu       sync.Mutex
@@ -129,9 +129,9 @@ type bulk struct {
 // maxSpareBulks bounds the buffers kept for reuse.
 const maxSpareBulks = 4
 
-// OpenWAL starts an empty WAL for the process (cfg.Node, cfg.Epoch). The key
+// Open starts an empty WAL for the process (cfg.Node, cfg.Epoch). The key
 // space must be fresh: a new node epoch per process guarantees it.
-func OpenWAL(cfg WALConfig) *WAL {
+func Open(cfg Config) *WAL {
 	cfg.defaults()
 	w := &WAL{cfg: cfg, prefix: domain.WALPrefix(cfg.Node, cfg.Epoch), nextSeq: 1, sealed: map[uint64]*bulk{},
 		queue: make(chan *bulk, cfg.MaxInFlight)}
@@ -298,7 +298,7 @@ func (w *WAL) failLocked(err error) {
 		return
 	}
 	w.failed = err
-	if !errors.Is(err, ErrWALClosed) {
+	if !errors.Is(err, ErrClosed) {
 		w.cfg.Logger.Error("WAL failed: no further appends are acknowledged on this process", "prefix", w.prefix, "err", err)
 	}
 	for seq := w.acked + 1; seq < w.nextSeq; seq++ {
@@ -322,8 +322,12 @@ func (w *WAL) Err() error {
 	return w.failed
 }
 
+// Store is the object store the WAL writes to. The WALs of the node's
+// other processes live there too: that is where Fence reads them.
+func (w *WAL) Store() ports.ObjectStore { return w.cfg.Store }
+
 // Close uploads what is buffered, waits for every upload to finish, then
-// fails further submissions with ErrWALClosed.
+// fails further submissions with ErrClosed.
 func (w *WAL) Close() error {
 	w.mu.Lock()
 	w.closing = true // no lingers: what is buffered leaves as soon as it can
@@ -334,7 +338,7 @@ func (w *WAL) Close() error {
 		w.space.Wait()
 	}
 	err := w.failed
-	w.failLocked(ErrWALClosed)
+	w.failLocked(ErrClosed)
 	if w.queue != nil { // nothing is sealed once the WAL has failed
 		close(w.queue)
 		w.queue = nil
@@ -344,17 +348,17 @@ func (w *WAL) Close() error {
 	return err
 }
 
-// WALStats counts stored bulks since the WAL opened: Puts of them, holding
+// Stats counts stored bulks since the WAL opened: Puts of them, holding
 // Submissions (a Submit or a SubmitAll each), which took PutTime in all,
 // retries included.
-type WALStats struct {
+type Stats struct {
 	Puts, Submissions int64
 	PutTime           time.Duration
 }
 
 // Stats returns upload counters.
-func (w *WAL) Stats() WALStats {
-	return WALStats{Puts: w.puts.Load(), Submissions: w.submissions.Load(), PutTime: time.Duration(w.putNanos.Load())}
+func (w *WAL) Stats() Stats {
+	return Stats{Puts: w.puts.Load(), Submissions: w.submissions.Load(), PutTime: time.Duration(w.putNanos.Load())}
 }
 
 // put stores one bulk, retrying transient errors for RetryFor. A
@@ -369,7 +373,7 @@ func (w *WAL) put(key string, body []byte) error {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("engine: WAL upload %s: %w", key, err)
+			return fmt.Errorf("wal: upload %s: %w", key, err)
 		}
 		w.cfg.Logger.Warn("WAL upload failed, retrying", "key", key, "err", err, "backoff", backoff)
 		time.Sleep(backoff)
@@ -399,7 +403,7 @@ func (w *WAL) tryPut(key string, body []byte) error {
 // Retire deletes acknowledged bulks whose every frame covered reports as
 // committed elsewhere: the oldest run of them, in one Delete, never the
 // newest acknowledged bulk. If the Delete fails, some of the run may be gone
-// and the rest is tried again next time: FenceWAL steps over such holes.
+// and the rest is tried again next time: Fence steps over such holes.
 func (w *WAL) Retire(ctx context.Context, covered func(stream, end uint64) bool) error {
 	w.retiring.Lock()
 	defer w.retiring.Unlock()
@@ -419,7 +423,7 @@ func (w *WAL) Retire(ctx context.Context, covered func(stream, end uint64) bool)
 		keys[i] = domain.WALKey(w.cfg.Node, w.cfg.Epoch, b.seq)
 	}
 	if err := w.cfg.Store.Delete(ctx, keys...); err != nil {
-		return fmt.Errorf("engine: retire WAL bulks %d-%d: %w", older[0].seq, older[n-1].seq, err)
+		return fmt.Errorf("wal: retire bulks %d-%d: %w", older[0].seq, older[n-1].seq, err)
 	}
 	w.mu.Lock()
 	w.retained = w.retained[n:]

@@ -1,4 +1,4 @@
-package engine
+package wal
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func submitWait(t testing.TB, w *WAL, f *domain.Frame) error {
 
 func TestLoneAppendCostsOnePut(t *testing.T) {
 	store := &slowStore{ObjectStore: memstore.New()}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1})
 	for i := range 5 {
 		if err := submitWait(t, w, frame(1, uint64(i), "x")); err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func TestLoneAppendCostsOnePut(t *testing.T) {
 // its own order.
 func TestConcurrentAppendsShareBulksInOrder(t *testing.T) {
 	store := &slowStore{ObjectStore: memstore.New(), delay: 2 * time.Millisecond}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1})
 	const writers, each = 64, 20
 	var wg sync.WaitGroup
 	for i := range writers {
@@ -97,7 +97,7 @@ func TestConcurrentAppendsShareBulksInOrder(t *testing.T) {
 	if perPut := float64(stats.Submissions) / float64(stats.Puts); perPut < 8 {
 		t.Fatalf("%d frames in %d puts: %.1f per put, want grouping", stats.Submissions, stats.Puts, perPut)
 	}
-	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	frames, err := Fence(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestAcksFollowBulkOrder(t *testing.T) {
 		seq, _ := domain.ParseWALSeq(domain.WALPrefix(1, 1), key)
 		return delays[seq]
 	}}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxBulkBytes: 1})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, MaxBulkBytes: 1})
 	var order []int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -158,13 +158,13 @@ func TestAcksFollowBulkOrder(t *testing.T) {
 func TestAmbiguousPutIsNotRepeated(t *testing.T) {
 	store := &slowStore{ObjectStore: memstore.New()}
 	store.ambiguous.Store(2)
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1})
 	for i := range 3 {
 		if err := submitWait(t, w, frame(1, uint64(i), "x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	frames, err := Fence(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestAmbiguousPutIsNotRepeated(t *testing.T) {
 // later frame is acknowledged.
 func TestFencedWriterAcknowledgesNothingMore(t *testing.T) {
 	store := memstore.New()
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, RetryFor: time.Second})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, RetryFor: time.Second})
 	var acked []uint64
 	var mu sync.Mutex
 	stop := make(chan struct{})
@@ -204,7 +204,7 @@ func TestFencedWriterAcknowledgesNothingMore(t *testing.T) {
 		}
 	}()
 	time.Sleep(20 * time.Millisecond)
-	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	frames, err := Fence(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestFencedWriterAcknowledgesNothingMore(t *testing.T) {
 func TestBackpressureBlocksSubmit(t *testing.T) {
 	hold := make(chan struct{})
 	store := &slowStore{ObjectStore: memstore.New(), hold: hold}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxBufferedBytes: 100})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, MaxBufferedBytes: 100})
 	big := &domain.Frame{Stream: 1, Records: []domain.Record{{Body: make([]byte, 80)}}}
 	if err := w.Submit(big, func(error) {}); err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestBackpressureBlocksSubmit(t *testing.T) {
 
 func TestCloseFlushesBufferedFrames(t *testing.T) {
 	store := &slowStore{ObjectStore: memstore.New(), delay: 5 * time.Millisecond}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1})
 	var ok atomic.Int64
 	for i := range 50 {
 		if err := w.Submit(frame(1, uint64(i), "x"), func(err error) {
@@ -275,7 +275,7 @@ func TestCloseFlushesBufferedFrames(t *testing.T) {
 	if ok.Load() != 50 {
 		t.Fatalf("%d of 50 frames durable after Close", ok.Load())
 	}
-	if err := w.Submit(frame(1, 50, "x"), func(error) {}); !errors.Is(err, ErrWALClosed) {
+	if err := w.Submit(frame(1, 50, "x"), func(error) {}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("submit after close: %v", err)
 	}
 }
@@ -305,7 +305,7 @@ func TestFenceStepsOverHolesOfAFailedRetire(t *testing.T) {
 	store := &partialDeleteStore{ObjectStore: mem, keep: func(key string) bool {
 		return key == domain.WALKey(1, 1, 2) || key == domain.WALKey(1, 1, 4)
 	}}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, RetryFor: time.Second})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, RetryFor: time.Second})
 	for off := range uint64(6) { // one bulk each: 1..6
 		if err := submitWait(t, w, frame(1, off, "x")); err != nil {
 			t.Fatal(err)
@@ -320,7 +320,7 @@ func TestFenceStepsOverHolesOfAFailedRetire(t *testing.T) {
 	if len(infos) != 4 { // bulks 2, 4, 5, 6
 		t.Fatalf("%d bulks left, want 4 (holes at 1 and 3): %v", len(infos), infos)
 	}
-	frames, err := FenceWAL(context.Background(), mem, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	frames, err := Fence(context.Background(), mem, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestFenceKeepsEveryRunBetweenHoles(t *testing.T) {
 			putBulk(t, store, seq)
 		}
 	}
-	frames, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	frames, err := Fence(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestFenceKeepsEveryRunBetweenHoles(t *testing.T) {
 		t.Fatalf("no fence after the newest bulk: %v", err)
 	}
 	// A second fencer settles too, on the first one's fences.
-	if _, err := FenceWAL(context.Background(), store, 1, 1, domain.Proposer{Node: 3, Epoch: 1}); err != nil {
+	if _, err := Fence(context.Background(), store, 1, 1, domain.Proposer{Node: 3, Epoch: 1}); err != nil {
 		t.Fatalf("fencing again: %v", err)
 	}
 }
@@ -391,7 +391,7 @@ func TestFenceCoversAFirstBulkStillInFlight(t *testing.T) {
 	if err := store.PutIfAbsent(ctx, domain.WALKey(1, 1, 2), second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := FenceWAL(ctx, store, 1, 1, domain.Proposer{Node: 2, Epoch: 1}); err != nil {
+	if _, err := Fence(ctx, store, 1, 1, domain.Proposer{Node: 2, Epoch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	first := domain.AppendBulkHeader(nil, domain.BulkHeader{Node: 1, Epoch: 1, Seq: 1})
@@ -403,7 +403,7 @@ func TestFenceCoversAFirstBulkStillInFlight(t *testing.T) {
 // Stats add up the time PUTs took: the mean PUT latency an operator reads.
 func TestWALStatsAddUpPutTime(t *testing.T) {
 	store := &gatedStore{ObjectStore: memstore.New(), gate: make(chan time.Duration)}
-	w := OpenWAL(WALConfig{Store: store, Node: 1, Epoch: 1, MaxLinger: -1})
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, MaxLinger: -1})
 	t.Cleanup(func() {
 		close(store.gate)
 		closeWithin(t, w)

@@ -1,4 +1,4 @@
-package engine
+package wal
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
-// FenceWAL ends the WAL of node process (node, epoch) and returns the frames
+// Fence ends the WAL of node process (node, epoch) and returns the frames
 // of every bulk it stored before the fence, in bulk order.
 //
 // The fencing argument: a writer stores bulks at consecutive sequence
 // numbers with PutIfAbsent and acknowledges bulk k only once bulks 1..k are
 // all stored. It deletes only bulks it has acknowledged and always keeps
-// its newest one. FenceWAL reads its bulks from sequence 1 up to the first
+// its newest one. Fence reads its bulks from sequence 1 up to the first
 // free sequence number and puts a fence object there, with PutIfAbsent
 // (for a writer that retired its first bulks, that fence covers a retired
 // key, and the scan goes on from the oldest listed bulk, as past a hole).
@@ -27,12 +27,12 @@ import (
 // and everything it did acknowledge has been read. A free key below the
 // writer's newest bulk is a hole: a bulk still in flight (then the fence
 // stops the writer there: nothing from it on was acknowledged) or one a
-// retire deleted (then it was committed and is not needed). FenceWAL
+// retire deleted (then it was committed and is not needed). Fence
 // fences the hole too and goes on past it, keeping every frame read, until
 // a fence lies past every stored bulk. Each round fences a higher key and
 // holes are finite, so it ends. Fencing twice is harmless: the second
 // fencer stops at the first's fences as at holes.
-func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, epoch uint64,
+func Fence(ctx context.Context, store ports.ObjectStore, node domain.NodeID, epoch uint64,
 	by domain.Proposer) ([]domain.Frame, error) {
 	prefix := domain.WALPrefix(node, epoch)
 	// The scan starts at sequence 1, not at the oldest listed bulk. Before a
@@ -59,10 +59,10 @@ func FenceWAL(ctx context.Context, store ports.ObjectStore, node domain.NodeID, 
 		}
 		start = seqs[i]
 	}
-	return nil, fmt.Errorf("engine: fencing %s did not settle after %d rounds", prefix, maxFenceRounds)
+	return nil, fmt.Errorf("wal: fencing %s did not settle after %d rounds", prefix, maxFenceRounds)
 }
 
-// maxFenceRounds bounds FenceWAL against a store whose listing never
+// maxFenceRounds bounds Fence against a store whose listing never
 // settles; a writer leaves far fewer holes.
 const maxFenceRounds = 1 << 16
 
@@ -80,19 +80,19 @@ func scanAndFence(ctx context.Context, store ports.ObjectStore, node domain.Node
 				return frames, next, nil
 			}
 			if !errors.Is(err, ports.ErrPrecondition) {
-				return nil, 0, fmt.Errorf("engine: fence %s: %w", key, err)
+				return nil, 0, fmt.Errorf("wal: fence %s: %w", key, err)
 			}
 			continue // the writer (or another fencer) got there first: read it
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("engine: read %s: %w", key, err)
+			return nil, 0, fmt.Errorf("wal: read %s: %w", key, err)
 		}
 		if domain.IsFence(body) {
 			return frames, next, nil
 		}
 		h, fs, err := domain.DecodeBulk(body)
 		if err != nil || h.Node != node || h.Epoch != epoch || h.Seq != next {
-			return nil, 0, fmt.Errorf("engine: WAL object %s is damaged (header %+v): %v", key, h, err)
+			return nil, 0, fmt.Errorf("wal: object %s is damaged (header %+v): %v", key, h, err)
 		}
 		frames = append(frames, fs...)
 		next++
@@ -108,7 +108,7 @@ func listSeqs(ctx context.Context, store ports.ObjectStore, prefix string) ([]ui
 	for {
 		page, err := store.List(ctx, prefix, after, listPage)
 		if err != nil {
-			return nil, fmt.Errorf("engine: list %s: %w", prefix, err)
+			return nil, fmt.Errorf("wal: list %s: %w", prefix, err)
 		}
 		if len(page) == 0 {
 			return seqs, nil

@@ -28,11 +28,11 @@ func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.Re
 		return ports.ReadResult{}, ports.Errorf(ports.ErrBadRequest, "offset %d is beyond the tail %d", from, st.next())
 	}
 	from = max(from, st.start)
-	res := ports.ReadResult{From: from, Next: from, Tail: st.next(), Closed: st.write.Sealed, Config: st.cfg, ID: st.id, Changed: st.changed}
+	res := ports.ReadResult{From: from, Next: from, Tail: st.next(), Config: st.cfg, ID: st.id, Changed: st.changed}
 	size := 0
 	for i := from; i < st.next(); i++ {
 		r := st.records[i]
-		if len(res.Records) > 0 && ((lim.Count > 0 && len(res.Records) >= lim.Count) || size+len(r.Body) > lim.Bytes) {
+		if len(res.Records) > 0 && ((lim.Count > 0 && len(res.Records) >= lim.Count) || (lim.Bytes > 0 && size+len(r.Body) > lim.Bytes)) {
 			break
 		}
 		res.Records = append(res.Records, r)
@@ -40,6 +40,7 @@ func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.Re
 		res.Next = i + 1
 	}
 	res.UpToDate = res.Next == res.Tail
+	res.Closed = res.UpToDate && st.write.Sealed
 	return res, nil
 }
 

@@ -1,11 +1,16 @@
 // Package streamsfake is a test double: an in-memory ports.Streams for the
 // listeners' tests. Its appends are judged by the service's own write rules
-// (domain.WriteState) and answered by the same outcome (ports.AppendOutcome);
-// it keeps enough of the rest (trim, incarnations, wake-ups) to drive every
-// protocol path, and answers as the service does, so a listener test
-// that passes on it states what the listener does in production. Idle
-// expiry is the service's job; the fake only counts the accesses that
-// would renew it.
+// (domain.WriteState), its records checked by the same ports.Unfit, and
+// answered by the same outcome (ports.AppendOutcome); it keeps enough of the
+// rest (trim, incarnations, wake-ups) to drive every protocol path, so a
+// listener test that passes on it states what the listener does in
+// production.
+//
+// It passes the ports.Streams conformance suite (tests/conformance) except
+// for what it leaves out, which the suite does not run on it: forks (Fork
+// records the request and refuses it), and idle TTLs and expiry (it has no
+// settable clock; it only counts the accesses that would renew an idle
+// TTL, and its timestamps count up from 2023).
 package streamsfake
 
 import (

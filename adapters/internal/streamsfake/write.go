@@ -14,6 +14,9 @@ func (f *Streams) Create(_ context.Context, name string, cfg domain.StreamConfig
 		return ports.StreamInfo{}, false, f.fail
 	}
 	f.accesses[name]++
+	if err := ports.Unfit(cfg, ports.AppendRequest{Records: initial}); err != nil {
+		return ports.StreamInfo{}, false, err
+	}
 	if st, ok := f.streams[name]; ok {
 		if !domain.SameContentType(st.cfg.ContentType, cfg.ContentType) || st.cfg.TTLSec != cfg.TTLSec ||
 			st.cfg.ExpiresAtMs != cfg.ExpiresAtMs || st.cfg.IdleTTLSec != cfg.IdleTTLSec || st.write.Sealed != close {

@@ -1,0 +1,83 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/picomq/pico/ports"
+)
+
+func streamsCloseCases(t *testing.T, open StreamsOpener) {
+	t.Run("AppendAfterCloseIsRefused", func(t *testing.T) { testCloseRefuses(t, open) })
+	t.Run("CloseAgainWithoutRecordsIsIdempotent", func(t *testing.T) { testCloseAgain(t, open) })
+	t.Run("ProducerRetryOfTheCloseIsADuplicate", func(t *testing.T) { testCloseRetry(t, open) })
+	t.Run("ClosedAnswersBeforeAContentTypeMismatch", func(t *testing.T) { testClosedFirst(t, open) })
+}
+
+func testCloseRefuses(t *testing.T, open StreamsOpener) {
+	ctx, s := testContext(t), openStreams(t, open)
+	mustCreateStream(ctx, t, s, "/s", textPlain, "a")
+	res := mustAppend(ctx, t, s, "/s", ports.AppendRequest{Records: records("b"), Close: true})
+	if res.First != 1 || res.Next != 2 || !res.Closed {
+		t.Fatalf("Append and close = %+v, want [1, 2) closed", res)
+	}
+	for _, req := range []ports.AppendRequest{
+		{Records: records("c")},
+		{Records: records("c"), Close: true},
+		{Records: records("c"), Producer: stamp("p", 1, 0)},
+	} {
+		_, err := s.Append(ctx, "/s", req)
+		if se := expectStreamError(t, err, ports.ErrStreamClosed, "Append after close"); !se.Closed || !se.HasNext || se.Next != 2 {
+			t.Fatalf("Append %+v after close: %+v, want closed at next 2", req, se)
+		}
+	}
+	if head := mustHeadStream(ctx, t, s, "/s"); !head.Closed || head.Next != 2 {
+		t.Fatalf("Head after close = %+v, want closed at next 2", head)
+	}
+	if page := mustReadStream(ctx, t, s, "/s", 0, ports.ReadLimits{}); !page.Closed || !page.UpToDate {
+		t.Fatalf("Read to the end of a closed stream = %+v, want closed and up to date", page)
+	}
+	expectBodies(ctx, t, s, "/s", "a", "b")
+}
+
+func testCloseAgain(t *testing.T, open StreamsOpener) {
+	ctx, s := testContext(t), openStreams(t, open)
+	mustCreateStream(ctx, t, s, "/s", textPlain, "a")
+	for i := range 2 {
+		res := mustAppend(ctx, t, s, "/s", ports.AppendRequest{Close: true})
+		if res.First != 1 || res.Next != 1 || !res.Closed {
+			t.Fatalf("close %d without records = %+v, want closed with nothing written at 1", i+1, res)
+		}
+	}
+	expectBodies(ctx, t, s, "/s", "a")
+}
+
+// The retry of the request that closed the stream is acknowledged as a
+// duplicate; the retry of an earlier one is a duplicate that says it is
+// not the close (RepeatsClose false).
+func testCloseRetry(t *testing.T, open StreamsOpener) {
+	ctx, s := testContext(t), openStreams(t, open)
+	mustCreateStream(ctx, t, s, "/s", textPlain)
+	mustProduce(ctx, t, s, "/s", stamp("p", 1, 0), "a")
+	closing := ports.AppendRequest{Records: records("b"), Producer: stamp("p", 1, 1), Close: true}
+	mustAppend(ctx, t, s, "/s", closing)
+	res, err := s.Append(ctx, "/s", closing)
+	if err != nil || !res.Duplicate || !res.Closed || !res.RepeatsClose || res.First != 1 || res.Next != 2 {
+		t.Fatalf("retry of the closing append = %+v, %v; want a closed duplicate of [1, 2), the close", res, err)
+	}
+	res, err = produce(ctx, s, "/s", stamp("p", 1, 0), "a")
+	if err != nil || !res.Duplicate || !res.Closed || res.RepeatsClose {
+		t.Fatalf("retry of the append before the close = %+v, %v; want a closed duplicate, not the close", res, err)
+	}
+	expectBodies(ctx, t, s, "/s", "a", "b")
+}
+
+// A closed stream answers closed whatever an append's content type.
+func testClosedFirst(t *testing.T, open StreamsOpener) {
+	ctx, s := testContext(t), openStreams(t, open)
+	mustCreateStream(ctx, t, s, "/s", textPlain, "a")
+	mustAppend(ctx, t, s, "/s", ports.AppendRequest{Close: true})
+	_, err := s.Append(ctx, "/s", ports.AppendRequest{Records: records("{}"), ContentType: "application/json"})
+	if se := expectStreamError(t, err, ports.ErrStreamClosed, "Append of another content type to a closed stream"); !se.Closed || se.Next != 1 {
+		t.Fatalf("Append of another content type to a closed stream: %+v, want closed at next 1", se)
+	}
+}

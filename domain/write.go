@@ -41,7 +41,8 @@ const (
 	// close without records).
 	Accepted Outcome = iota
 	// Duplicate: a producer's repeat, acknowledged without writing;
-	// First/Next are those of the original.
+	// First/Next are those of the producer's last accepted request (the
+	// original, when the repeat is of the last one): only that is kept.
 	Duplicate
 	// ProducerGap: the producer's sequence skipped ahead (Expected,
 	// Received), or a new epoch did not start at 0 (NewEpoch).

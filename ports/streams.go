@@ -105,7 +105,8 @@ type AppendResult struct {
 	Tail        uint64
 	TimestampMs int64
 	// Duplicate: an idempotent producer's repeat, acknowledged without
-	// writing; First/Next are those of the original append.
+	// writing; First/Next are those of the producer's last accepted
+	// append (the original, when the repeat is of the last request).
 	Duplicate bool
 	// ProducerSeq echoes the producer's last accepted sequence.
 	ProducerSeq uint64
@@ -125,7 +126,8 @@ type ReadResult struct {
 	// Tail is the stream's durable next offset: UpToDate means Next == Tail.
 	Tail     uint64
 	UpToDate bool
-	Closed   bool
+	// Closed: the stream is sealed and this page reaches its tail.
+	Closed bool
 	// Config is the stream's configuration (its content type for raw reads).
 	Config domain.StreamConfig
 	// ID identifies this incarnation of the stream (see StreamInfo.ID).

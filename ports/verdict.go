@@ -19,8 +19,8 @@ func AppendOutcome(req AppendRequest, v domain.Verdict, unfit error) (AppendResu
 	case domain.Unfit:
 		return AppendResult{}, unfit
 	}
-	se := refusal(req, v)
-	se.Write = &v
+	se, verdict := refusal(req, v), v // a copy, so that only a refusal allocates it
+	se.Write = &verdict
 	return AppendResult{}, se
 }
 

@@ -117,13 +117,14 @@ var closedTrue = headerval.Shared("true")
 // one that closed it, before it judges the producer's stamp (§5.2.1), where
 // the write rules judge the stamp first. Otherwise it is err.
 func closedFirst(res ports.AppendResult, err error) error {
-	var se *ports.StreamError
-	switch {
-	case err == nil && res.Duplicate && res.Closed && !res.RepeatsClose:
-		return closedError(res.Tail)
-	case err == nil:
+	if err == nil {
+		if res.Duplicate && res.Closed && !res.RepeatsClose {
+			return closedError(res.Tail)
+		}
 		return nil
-	case errors.As(err, &se) && se.Verdict().Closed:
+	}
+	var se *ports.StreamError // declared here, so that only a refusal allocates it
+	if errors.As(err, &se) && se.Verdict().Closed {
 		return closedError(se.Verdict().Tail)
 	}
 	return err

@@ -57,8 +57,10 @@ func TestFailoverWithoutOperator(t *testing.T) {
 	if !strings.Contains(judge.Stderr.String(), "fenced a node whose heartbeat stopped") {
 		t.Errorf("the judge did not log the fence\nstderr:\n%s", judge.Stderr)
 	}
-	if m, err := judge.Metrics(); err != nil || m["pico_nodes_fenced_total"] != 1 || m["pico_heartbeat_failing"] != 0 ||
-		m["pico_dead_wal_takeovers_total"] != 1 {
+	// The pass counts its takeovers once it has closed every stream it took
+	// over, a moment after the listing shows the records committed.
+	if m, err := awaitMetric(judge.Process, "pico_dead_wal_takeovers_total", 1, 10*time.Second); err != nil || m["pico_nodes_fenced_total"] != 1 ||
+		m["pico_heartbeat_failing"] != 0 || m["pico_dead_wal_takeovers_total"] != 1 {
 		t.Errorf("the judge's /metrics: pico_nodes_fenced_total %v, pico_heartbeat_failing %v, pico_dead_wal_takeovers_total %v (%v); want 1, 0, 1",
 			m["pico_nodes_fenced_total"], m["pico_heartbeat_failing"], m["pico_dead_wal_takeovers_total"], err)
 	}
@@ -92,6 +94,19 @@ func awaitListedNext(t *testing.T, base, name string, next uint64, within time.D
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %s after %v, want %s at next_seq %d", r.what, clipBody(r.body), within, name, next)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// awaitMetric reads p's /metrics until series reaches want or within has
+// passed, and returns the last reading.
+func awaitMetric(p *picoproc.Process, series string, want float64, within time.Duration) (map[string]float64, error) {
+	deadline := time.Now().Add(within)
+	for {
+		m, err := p.Metrics()
+		if (err == nil && m[series] >= want) || time.Now().After(deadline) {
+			return m, err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

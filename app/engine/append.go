@@ -8,12 +8,7 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
-// Append writes records with an optional producer stamp; see AppendWith.
-func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record, p *domain.ProducerStamp) (ports.AppendResult, error) {
-	return e.AppendWith(ctx, id, ports.AppendRequest{Records: records, Producer: p})
-}
-
-// AppendWith writes req to a stream this process has open, as the write
+// Append writes req to the stream, as the write
 // rules (domain.WriteState.Decide) judge it, and returns once its records
 // are durable, or once the WAL has failed them: that wait does not end
 // with ctx (see below). A refusal is the *ports.StreamError of its kind.
@@ -28,12 +23,8 @@ func (e *Engine) Append(ctx context.Context, id uint64, records []domain.Record,
 // gate, so no later append gets in, and is recorded in the metadata
 // (SealStreamBy) once the records are durable; the append returns after
 // that.
-func (e *Engine) AppendWith(ctx context.Context, id uint64, req ports.AppendRequest) (ports.AppendResult, error) {
-	s, ok := e.local(id)
-	if !ok {
-		return ports.AppendResult{}, ErrNotLocal
-	}
-	records := req.Records
+func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.AppendResult, error) {
+	e, s, records := h.e, h.s, req.Records
 	if err := e.reserve(ctx, records); err != nil {
 		return ports.AppendResult{}, err
 	}
@@ -67,14 +58,14 @@ func (e *Engine) AppendWith(ctx context.Context, id uint64, req ports.AppendRequ
 // Refuse answers req, which the caller found unfit for the stream (its
 // records or content type), with unfit, unless the write rules answer
 // first: a closed stream says so whatever the request.
-func (e *Engine) Refuse(id uint64, req ports.AppendRequest, unfit error) error {
-	s, ok := e.local(id)
-	if !ok {
-		return ErrNotLocal
-	}
+func (h Handle) Refuse(req ports.AppendRequest, unfit error) error {
+	s := h.s
 	s.gate.Lock()
+	defer s.gate.Unlock()
+	if err := s.err(); err != nil {
+		return err
+	}
 	v := s.write.Decide(req, true, 0)
-	s.gate.Unlock()
 	_, err := ports.AppendOutcome(req, v, unfit)
 	return err
 }

@@ -39,7 +39,7 @@ func BenchmarkFastProducerSlowStore(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				if _, err := p.engine.Append(ctx, ids[w%len(ids)], []domain.Record{{Body: body}}, nil); err != nil {
+				if _, err := p.engine.byID(ids[w%len(ids)]).appendRecords(ctx, []domain.Record{{Body: body}}, nil); err != nil {
 					b.Error(err)
 					return
 				}

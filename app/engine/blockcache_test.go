@@ -37,7 +37,7 @@ func TestColdReadersShareOneFetch(t *testing.T) {
 	id := p.create(t, "/s")
 	ctx := context.Background()
 	for i := range 10 {
-		p.engine.Append(ctx, id, records(fmt.Sprint(i)), nil)
+		p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), nil)
 	}
 	if _, err := p.engine.Upload(ctx); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestColdReadersShareOneFetch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := p.engine.Read(ctx, id, 0, 5)
+			r, err := p.engine.byID(id).Read(ctx, 0, 5)
 			recs := r.Records
 			if err != nil || len(recs) != 5 || string(recs[0].Body) != "0" {
 				t.Errorf("read: %d records, %v", len(recs), err)

@@ -24,10 +24,10 @@ func TestCompactionMergesSmallObjects(t *testing.T) {
 	for i := range 10 {
 		want = append(want, fmt.Sprint(i))
 		stamp := &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: uint64(i)}
-		if _, err := p.engine.Append(ctx, id, records(fmt.Sprint(i)), stamp); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), stamp); err != nil {
 			t.Fatal(err)
 		}
-		p.engine.Append(ctx, other, records("x"), nil) // shares each object
+		p.engine.byID(other).appendRecords(ctx, records("x"), nil) // shares each object
 		if _, err := p.engine.Upload(ctx); err != nil {
 			t.Fatal(err)
 		}

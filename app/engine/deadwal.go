@@ -241,7 +241,7 @@ func (e *Engine) takeOverAll(ctx, budget context.Context, ids []uint64) (int, er
 func (e *Engine) takeOver(ctx context.Context, id uint64) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	if err := e.Open(ctx, id); err != nil {
+	if _, err := e.Open(ctx, id); err != nil {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotOwner) {
 			return false, nil // deleted, or opened elsewhere meanwhile: no longer ours to do
 		}

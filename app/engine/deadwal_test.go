@@ -18,7 +18,7 @@ import (
 // appendTo appends bodies to stream id, failing the test if it cannot.
 func (p *process) appendTo(t *testing.T, id uint64, bodies ...string) {
 	t.Helper()
-	if _, err := p.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records(bodies...)}); err != nil {
+	if _, err := p.engine.byID(id).Append(context.Background(), ports.AppendRequest{Records: records(bodies...)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -194,7 +194,7 @@ func TestADeletedStreamDoesNotHoldUpItsGoneWriter(t *testing.T) {
 	ctx := context.Background()
 	src := old.create(t, "/src")
 	old.appendTo(t, src, "a")
-	if err := old.engine.CommitThrough(ctx, src, 1); err != nil {
+	if err := old.engine.byID(src).CommitThrough(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := old.plane.ProposeOne(ctx, &domain.CreateFork{By: old.by, Name: "/fork", Source: src, At: 1}); err != nil || !r.OK() {

@@ -20,16 +20,16 @@ func TestDeleteFreesNameAndMarksData(t *testing.T) {
 	id := p.create(t, "/gone")
 	ctx := context.Background()
 	for i := range 5 {
-		p.engine.Append(ctx, id, records(fmt.Sprint(i)), nil)
+		p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), nil)
 	}
 	if _, err := p.engine.Upload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p.engine.Append(ctx, id, records("uncommitted"), nil)
+	p.engine.byID(id).appendRecords(ctx, records("uncommitted"), nil)
 	if err := p.engine.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.engine.Read(ctx, id, 0, 1); !errors.Is(err, ErrNotLocal) {
+	if _, err := p.engine.byID(id).Read(ctx, 0, 1); !errors.Is(err, ErrNotLocal) {
 		t.Fatalf("read after delete: %v", err)
 	}
 	v := p.plane.View()
@@ -49,7 +49,7 @@ func TestDeleteFreesNameAndMarksData(t *testing.T) {
 	if err := p.engine.Delete(ctx, id); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, err := p.engine.Append(ctx, again, []domain.Record{{Body: []byte("new")}}, nil); err != nil {
+	if _, err := p.engine.byID(again).appendRecords(ctx, []domain.Record{{Body: []byte("new")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,8 +4,11 @@
 //
 // # Life of an append
 //
-//  1. Engine.AppendWith(stream, request) finds the stream's local state;
-//     the stream must be open on this process (Engine.Open).
+//  1. Handle.Append(request) on the handle Engine.Open returned: holding
+//     the handle is the proof that the stream is open on this process, so
+//     nothing is looked up. A handle the engine has let go since (a close,
+//     a hand-off) answers ErrNotLocal before any effect; the caller opens
+//     the stream again.
 //  2. Under the stream's gate (a mutex that only appends take): the write
 //     rules (domain.WriteState.Decide) judge the request (closure, producer
 //     stamp, match, writer sequence) and assign its timestamp (the owner's
@@ -174,7 +177,7 @@
 //
 // # Life of a read
 //
-// Engine.Read(stream, from, max) never takes the append gate. Offsets
+// Handle.Read(from, max) never takes the append gate. Offsets
 // still in memory (the tail) come from there, bounded by the confirm
 // offset, with a channel that closes when it next grows (long-poll and
 // SSE park on it). Older offsets come from data objects: the view maps the

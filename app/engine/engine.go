@@ -133,22 +133,31 @@ func (e *Engine) local(id uint64) (*stream, bool) {
 	return s, ok
 }
 
-// Open makes this process the writer of stream id. If another process wrote
-// it and is gone (restarted or fenced), Open fences that process's WAL and
-// recovers every record it acknowledged, rewriting them into this process's
-// WAL before any new append is accepted.
-func (e *Engine) Open(ctx context.Context, id uint64) error {
+// Open makes this process the writer of stream id and returns its handle.
+// If another process wrote it and is gone (restarted or fenced), Open
+// fences that process's WAL and recovers every record it acknowledged,
+// rewriting them into this process's WAL before any new append is
+// accepted.
+func (e *Engine) Open(ctx context.Context, id uint64) (Handle, error) {
 	if s, ok := e.local(id); ok && s.err() == nil {
-		return nil
+		return Handle{e: e, s: s}, nil
 	}
 	// One open per stream at a time; opens of different streams run side by
 	// side (a restarted node reopens its streams concurrently). An open
 	// outlives the caller that started it: others may be waiting for it.
-	return e.opens.do(ctx, id, func() error {
+	err := e.opens.do(ctx, id, func() error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), openTimeout)
 		defer cancel()
 		return e.open(ctx, id)
 	})
+	if err != nil {
+		return Handle{}, err
+	}
+	s, ok := e.local(id)
+	if !ok {
+		return Handle{}, ErrNotLocal // let go again at once (a takeover's close)
+	}
+	return Handle{e: e, s: s, Opened: true}, nil
 }
 
 // openTimeout bounds one open, recovery included.

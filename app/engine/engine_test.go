@@ -72,7 +72,7 @@ func takeOver(t testing.TB, log ports.MetaLog, store ports.ObjectStore, node dom
 // mustOpen opens stream id, failing the test if it cannot.
 func (p *process) mustOpen(t testing.TB, id uint64) {
 	t.Helper()
-	if err := p.engine.Open(context.Background(), id); err != nil {
+	if _, err := p.engine.Open(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,7 +83,7 @@ func firstStamp() *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", 
 // appendFirst makes producer "p"'s first append, of bodies, to stream id.
 func (p *process) appendFirst(t testing.TB, id uint64, bodies ...string) {
 	t.Helper()
-	if _, err := p.engine.Append(context.Background(), id, records(bodies...), firstStamp()); err != nil {
+	if _, err := p.engine.byID(id).appendRecords(context.Background(), records(bodies...), firstStamp()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -92,7 +92,7 @@ func (p *process) appendFirst(t testing.TB, id uint64, bodies ...string) {
 // failing the test (with what) unless it is answered as a duplicate.
 func (p *process) retryFirst(t testing.TB, id uint64, what string, bodies ...string) ports.AppendResult {
 	t.Helper()
-	r, err := p.engine.Append(context.Background(), id, records(bodies...), firstStamp())
+	r, err := p.engine.byID(id).appendRecords(context.Background(), records(bodies...), firstStamp())
 	if err != nil || !r.Duplicate {
 		t.Fatalf("%s: %+v %v, want a duplicate (stream reads %v)", what, r, err, readAll(t, p, id))
 	}
@@ -103,7 +103,7 @@ func (p *process) retryFirst(t testing.TB, id uint64, what string, bodies ...str
 // fail that open: if it succeeds, the test did not set up its case.
 func (p *process) openMustFail(t testing.TB, id uint64) {
 	t.Helper()
-	if err := p.engine.Open(context.Background(), id); err == nil {
+	if _, err := p.engine.Open(context.Background(), id); err == nil {
 		t.Fatal("the open succeeded though the test's store fails it: the test did not set up its case")
 	}
 }
@@ -123,7 +123,7 @@ func (p *process) create(t testing.TB, name string) uint64 {
 	if err != nil || r.Code != domain.ResultOK {
 		t.Fatalf("create: %v %v", r, err)
 	}
-	if err := p.engine.Open(context.Background(), r.Value); err != nil {
+	if _, err := p.engine.Open(context.Background(), r.Value); err != nil {
 		t.Fatal(err)
 	}
 	return r.Value
@@ -149,15 +149,15 @@ func TestAppendReadAndTimestamps(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	r1, err := p.engine.Append(ctx, id, records("a", "b"), nil)
+	r1, err := p.engine.byID(id).appendRecords(ctx, records("a", "b"), nil)
 	if err != nil || r1.First != 0 || r1.Next != 2 {
 		t.Fatalf("append: %+v %v", r1, err)
 	}
-	r2, err := p.engine.Append(ctx, id, records("c"), nil)
+	r2, err := p.engine.byID(id).appendRecords(ctx, records("c"), nil)
 	if err != nil || r2.First != 2 || r2.TimestampMs < r1.TimestampMs {
 		t.Fatalf("append: %+v %v", r2, err)
 	}
-	r, err := p.engine.Read(context.Background(), id, 1, 10)
+	r, err := p.engine.byID(id).Read(context.Background(), 1, 10)
 	recs, confirmed := r.Records, r.Confirmed
 	if err != nil || confirmed != 3 || fmt.Sprint(bodies(recs)) != "[b c]" || recs[0].Headers[0].Value != "b" {
 		t.Fatalf("read: %v %d %v", bodies(recs), confirmed, err)
@@ -189,7 +189,7 @@ func appendHeld(t *testing.T, ctx context.Context) (p *process, id uint64, hold 
 	hold, done = make(chan struct{}), make(chan error, 1)
 	store.hold = hold
 	go func() {
-		_, err := p.engine.Append(ctx, id, records("x"), nil)
+		_, err := p.engine.byID(id).appendRecords(ctx, records("x"), nil)
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -200,7 +200,7 @@ func appendHeld(t *testing.T, ctx context.Context) (p *process, id uint64, hold 
 // the appended record stays invisible until it is stored.
 func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 	p, id, hold, done := appendHeld(t, context.Background())
-	r, _ := p.engine.Read(context.Background(), id, 0, 10)
+	r, _ := p.engine.byID(id).Read(context.Background(), 0, 10)
 	recs, confirmed, changed := r.Records, r.Confirmed, r.Changed
 	if len(recs) != 0 || confirmed != 0 {
 		t.Fatalf("read %d records (confirm %d) before the upload finished", len(recs), confirmed)
@@ -214,7 +214,7 @@ func TestReadersNeverSeeUndurableRecords(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("waiting reader was not woken")
 	}
-	if r, _ := p.engine.Read(context.Background(), id, 0, 10); len(r.Records) != 1 {
+	if r, _ := p.engine.byID(id).Read(context.Background(), 0, 10); len(r.Records) != 1 {
 		t.Fatalf("read %d records after the upload", len(recs))
 	}
 }
@@ -247,7 +247,7 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 	id := old.create(t, "/s")
 	ctx := context.Background()
 	for i := range 10 {
-		if _, err := old.engine.Append(ctx, id, records(fmt.Sprint(i)), nil); err != nil {
+		if _, err := old.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -256,22 +256,22 @@ func TestRestartRecoversAndFencesPredecessor(t *testing.T) {
 		t.Fatal(err)
 	}
 	next.mustOpen(t, id)
-	page, _ := next.engine.Read(context.Background(), id, 0, 100)
+	page, _ := next.engine.byID(id).Read(context.Background(), 0, 100)
 	recs, confirmed := page.Records, page.Confirmed
 	if confirmed != 10 || fmt.Sprint(bodies(recs)) != "[0 1 2 3 4 5 6 7 8 9]" {
 		t.Fatalf("recovered %v (confirm %d)", bodies(recs), confirmed)
 	}
-	if _, err := old.engine.Append(ctx, id, records("late"), nil); !errors.Is(err, ErrFenced) {
+	if _, err := old.engine.byID(id).appendRecords(ctx, records("late"), nil); !errors.Is(err, ErrFenced) {
 		t.Fatalf("old process append after takeover: %v, want ErrFenced", err)
 	}
-	r, err := next.engine.Append(ctx, id, records("10"), nil)
+	r, err := next.engine.byID(id).appendRecords(ctx, records("10"), nil)
 	if err != nil || r.First != 10 {
 		t.Fatalf("new process append: %+v %v", r, err)
 	}
 	// A third process recovers from the second alone (recovered records were rewritten).
 	third := takeOver(t, log, store, 1, 3, next)
 	third.mustOpen(t, id)
-	if page, _ := third.engine.Read(context.Background(), id, 0, 100); page.Confirmed != 11 || string(page.Records[10].Body) != "10" {
+	if page, _ := third.engine.byID(id).Read(context.Background(), 0, 100); page.Confirmed != 11 || string(page.Records[10].Body) != "10" {
 		t.Fatalf("third process sees %v", bodies(page.Records))
 	}
 }
@@ -286,28 +286,28 @@ func TestBareCloses(t *testing.T) {
 	ctx := context.Background()
 	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Epoch: 0, Seq: seq} }
 	for seq := range uint64(2) {
-		if _, err := p.engine.Append(ctx, id, records(fmt.Sprint(seq)), stamp(seq)); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(seq)), stamp(seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Producer: stamp(2), Close: true})
+	res, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Producer: stamp(2), Close: true})
 	if err != nil || res.ProducerSeq != 2 || res.Duplicate {
 		t.Fatalf("bare close: %+v %v, want sequence 2 accepted", res, err)
 	}
-	res, err = p.engine.AppendWith(ctx, id, ports.AppendRequest{Producer: stamp(2), Close: true})
+	res, err = p.engine.byID(id).Append(ctx, ports.AppendRequest{Producer: stamp(2), Close: true})
 	if err != nil || !res.Duplicate || res.ProducerSeq != 2 || res.Next != 2 {
 		t.Fatalf("the close again: %+v %v, want a duplicate of sequence 2 at 2", res, err)
 	}
 	// The next sequence follows the close's: the stream is closed, not a gap.
-	if _, err := p.engine.Append(ctx, id, records("x"), stamp(3)); !errors.Is(err, ports.ErrStreamClosed) {
+	if _, err := p.engine.byID(id).appendRecords(ctx, records("x"), stamp(3)); !errors.Is(err, ports.ErrStreamClosed) {
 		t.Fatalf("append after the close: %v, want ports.ErrStreamClosed", err)
 	}
 	// Closing again is idempotent only if its condition holds.
 	tail, other := uint64(2), uint64(7)
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, MatchNext: &tail}); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Close: true, MatchNext: &tail}); err != nil {
 		t.Fatalf("close again at the tail: %v", err)
 	}
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, MatchNext: &other}); !errors.Is(err, ports.ErrStreamClosed) {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Close: true, MatchNext: &other}); !errors.Is(err, ports.ErrStreamClosed) {
 		t.Fatalf("close again expecting another tail: %v, want ports.ErrStreamClosed", err)
 	}
 }
@@ -324,7 +324,7 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Seq: seq} }
 	repeat := func(p *process, id uint64, s *domain.ProducerStamp, seal bool) ports.AppendResult {
 		t.Helper()
-		res, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("x"), Producer: s, Close: seal})
+		res, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("x"), Producer: s, Close: seal})
 		if err != nil || !res.Duplicate {
 			t.Fatalf("repeat of %+v: %+v %v, want a duplicate", *s, res, err)
 		}
@@ -332,17 +332,17 @@ func TestDuplicatesNameTheClose(t *testing.T) {
 	}
 	byProducer, byOther, unnamed := p.create(t, "/by-producer"), p.create(t, "/by-other"), p.create(t, "/unnamed")
 	for _, id := range []uint64{byProducer, byOther, unnamed} {
-		if _, err := p.engine.Append(ctx, id, records("a"), stamp(0)); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, records("a"), stamp(0)); err != nil {
 			t.Fatal(err)
 		}
 		if res := repeat(p, id, stamp(0), false); notTheClose(res) {
 			t.Fatalf("a duplicate on an open stream: %+v", res)
 		}
 	}
-	if _, err := p.engine.AppendWith(ctx, byProducer, ports.AppendRequest{Records: records("b"), Producer: stamp(1), Close: true}); err != nil {
+	if _, err := p.engine.byID(byProducer).Append(ctx, ports.AppendRequest{Records: records("b"), Producer: stamp(1), Close: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.engine.AppendWith(ctx, byOther, ports.AppendRequest{Close: true}); err != nil {
+	if _, err := p.engine.byID(byOther).Append(ctx, ports.AppendRequest{Close: true}); err != nil {
 		t.Fatal(err)
 	}
 	// A seal as an older version recorded it, naming no request.
@@ -378,22 +378,22 @@ func TestIdempotentProducer(t *testing.T) {
 	stamp := func(epoch, seq uint64) *domain.ProducerStamp {
 		return &domain.ProducerStamp{ID: "p", Epoch: epoch, Seq: seq}
 	}
-	if r, err := p.engine.Append(ctx, id, records("a"), stamp(1, 0)); err != nil || r.Duplicate {
+	if r, err := p.engine.byID(id).appendRecords(ctx, records("a"), stamp(1, 0)); err != nil || r.Duplicate {
 		t.Fatalf("first: %+v %v", r, err)
 	}
-	if r, err := p.engine.Append(ctx, id, records("a"), stamp(1, 0)); err != nil || !r.Duplicate || r.First != 0 {
+	if r, err := p.engine.byID(id).appendRecords(ctx, records("a"), stamp(1, 0)); err != nil || !r.Duplicate || r.First != 0 {
 		t.Fatalf("repeat: %+v %v", r, err)
 	}
-	if _, err := p.engine.Append(ctx, id, records("c"), stamp(1, 2)); !errors.Is(err, ports.ErrProducerGap) {
+	if _, err := p.engine.byID(id).appendRecords(ctx, records("c"), stamp(1, 2)); !errors.Is(err, ports.ErrProducerGap) {
 		t.Fatalf("gap: %v", err)
 	}
-	if _, err := p.engine.Append(ctx, id, records("b"), stamp(2, 0)); err != nil {
+	if _, err := p.engine.byID(id).appendRecords(ctx, records("b"), stamp(2, 0)); err != nil {
 		t.Fatalf("new epoch: %v", err)
 	}
-	if _, err := p.engine.Append(ctx, id, records("z"), stamp(1, 1)); !errors.Is(err, ports.ErrProducerFenced) {
+	if _, err := p.engine.byID(id).appendRecords(ctx, records("z"), stamp(1, 1)); !errors.Is(err, ports.ErrProducerFenced) {
 		t.Fatalf("stale epoch: %v", err)
 	}
-	if r, _ := p.engine.Read(context.Background(), id, 0, 10); fmt.Sprint(bodies(r.Records)) != "[a b]" {
+	if r, _ := p.engine.byID(id).Read(context.Background(), 0, 10); fmt.Sprint(bodies(r.Records)) != "[a b]" {
 		t.Fatalf("stream holds %v", bodies(r.Records))
 	}
 }
@@ -437,7 +437,7 @@ func TestTakeoverReadsTheWALStoreOnce(t *testing.T) {
 	ctx := context.Background()
 	ids := []uint64{old.create(t, "/a"), old.create(t, "/b"), old.create(t, "/c")}
 	for _, id := range ids {
-		if _, err := old.engine.Append(ctx, id, records("x", "y"), nil); err != nil {
+		if _, err := old.engine.byID(id).appendRecords(ctx, records("x", "y"), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -445,10 +445,10 @@ func TestTakeoverReadsTheWALStoreOnce(t *testing.T) {
 	next.plane.WaitFor(ctx, old.plane.Applied())
 	var afterFirst int64
 	for i, id := range ids {
-		if err := next.engine.Open(ctx, id); err != nil {
+		if _, err := next.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(r.Records)) != "[x y]" {
+		if r, _ := next.engine.byID(id).Read(ctx, 0, 10); fmt.Sprint(bodies(r.Records)) != "[x y]" {
 			t.Fatalf("stream %d recovered %v", id, bodies(r.Records))
 		}
 		if i == 0 {
@@ -480,7 +480,7 @@ func TestConcurrentOpensRecoverEveryStreamOnce(t *testing.T) {
 	var ids []uint64
 	for i := range 12 {
 		id := old.create(t, fmt.Sprintf("/s/%d", i))
-		if _, err := old.engine.Append(ctx, id, records(fmt.Sprint(i)), nil); err != nil {
+		if _, err := old.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
@@ -491,7 +491,7 @@ func TestConcurrentOpensRecoverEveryStreamOnce(t *testing.T) {
 	errs := make(chan error, 3*len(ids))
 	for _, id := range ids {
 		for range 3 {
-			go func() { errs <- next.engine.Open(ctx, id) }()
+			go func() { _, err := next.engine.Open(ctx, id); errs <- err }()
 		}
 	}
 	for range 3 * len(ids) {
@@ -504,7 +504,7 @@ func TestConcurrentOpensRecoverEveryStreamOnce(t *testing.T) {
 		if st, _ := v.Stream(id); st.Epoch != 2 {
 			t.Fatalf("stream %d at epoch %d: opened more than once", id, st.Epoch)
 		}
-		if r, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(r.Records)) != fmt.Sprintf("[%d]", i) {
+		if r, _ := next.engine.byID(id).Read(ctx, 0, 10); fmt.Sprint(bodies(r.Records)) != fmt.Sprintf("[%d]", i) {
 			t.Fatalf("stream %d recovered %v", id, bodies(r.Records))
 		}
 	}
@@ -523,7 +523,7 @@ func TestCloseAllHandsStreamsBack(t *testing.T) {
 	var ids []uint64
 	for i := range 5 {
 		id := old.create(t, fmt.Sprintf("/h/%d", i))
-		if _, err := old.engine.Append(ctx, id, records("a", fmt.Sprint(i)), nil); err != nil {
+		if _, err := old.engine.byID(id).appendRecords(ctx, records("a", fmt.Sprint(i)), nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
@@ -546,10 +546,10 @@ func TestCloseAllHandsStreamsBack(t *testing.T) {
 	next.engine = New(Config{Plane: next.plane, By: next.by, Store: data, WAL: next.wal})
 	next.plane.WaitFor(ctx, old.plane.Applied())
 	for i, id := range ids {
-		if err := next.engine.Open(ctx, id); err != nil {
+		if _, err := next.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ := next.engine.Read(ctx, id, 0, 10); fmt.Sprint(bodies(r.Records)) != fmt.Sprintf("[a %d]", i) {
+		if r, _ := next.engine.byID(id).Read(ctx, 0, 10); fmt.Sprint(bodies(r.Records)) != fmt.Sprintf("[a %d]", i) {
 			t.Fatalf("stream %d after handoff: %v", id, bodies(r.Records))
 		}
 	}
@@ -584,7 +584,7 @@ func TestProducerStateSurvivesATrimToEmpty(t *testing.T) {
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
 	old.appendFirst(t, id, "a", "b")
-	if start, err := old.engine.Trim(context.Background(), id, 2); err != nil || start != 2 {
+	if start, err := old.engine.byID(id).Trim(context.Background(), 2); err != nil || start != 2 {
 		t.Fatalf("trim to the end: start %d, %v", start, err)
 	}
 	next := takeOver(t, log, store, 1, 2, old)
@@ -601,7 +601,7 @@ func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
 	id := old.create(t, "/s")
 	ctx := context.Background()
 	old.appendFirst(t, id, "a")
-	if _, err := old.engine.Trim(ctx, id, 1); err != nil {
+	if _, err := old.engine.byID(id).Trim(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	v := old.plane.View()
@@ -614,10 +614,10 @@ func TestTrimmedToEmptyOpensWithoutTheLastObjectsBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := takeOver(t, log, store, 1, 2, old)
-	if err := next.engine.Open(ctx, id); err != nil {
+	if _, err := next.engine.Open(ctx, id); err != nil {
 		t.Fatalf("open of a stream trimmed to empty whose last object is gone: %v", err)
 	}
-	if _, err := next.engine.Append(ctx, id, records("b"), nil); err != nil {
+	if _, err := next.engine.byID(id).appendRecords(ctx, records("b"), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -628,10 +628,10 @@ func TestTrimToEmptyKeepsNoObjectWithoutState(t *testing.T) {
 	p := startProcessTB(t, memstore.New())
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	if _, err := p.engine.Append(ctx, id, records("a", "b"), nil); err != nil {
+	if _, err := p.engine.byID(id).appendRecords(ctx, records("a", "b"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.engine.Trim(ctx, id, 2); err != nil {
+	if _, err := p.engine.byID(id).Trim(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
 	v := p.plane.View()

@@ -22,7 +22,7 @@ func TestTrimThenCollectGarbageDeletesBytes(t *testing.T) {
 	var objects []uint64
 	for round := range 3 {
 		for i := range 4 {
-			p.engine.Append(ctx, id, records(fmt.Sprint(round*4+i)), nil)
+			p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(round*4+i)), nil)
 		}
 		if _, err := p.engine.Upload(ctx); err != nil {
 			t.Fatal(err)
@@ -36,7 +36,7 @@ func TestTrimThenCollectGarbageDeletesBytes(t *testing.T) {
 	if r, err := p.plane.ProposeOne(ctx, &domain.TrimStream{By: p.by, Stream: id, Epoch: s.epoch, Start: 8}); err != nil || r.Code != domain.ResultOK {
 		t.Fatalf("trim: %v %v", r, err)
 	}
-	if r, _ := p.engine.Read(ctx, id, 0, 1); len(r.Records) != 1 || string(r.Records[0].Body) != "8" {
+	if r, _ := p.engine.byID(id).Read(ctx, 0, 1); len(r.Records) != 1 || string(r.Records[0].Body) != "8" {
 		t.Fatalf("read from 0 after trimming to 8: %v", bodies(r.Records))
 	}
 	n, err := p.engine.CollectGarbage(ctx)

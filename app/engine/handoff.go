@@ -176,7 +176,7 @@ func (e *Engine) finishRecoveries(ctx context.Context) {
 	ids := slices.Collect(maps.Keys(e.recovering))
 	e.mu.Unlock()
 	for _, id := range ids {
-		if err := e.Open(ctx, id); err != nil {
+		if _, err := e.Open(ctx, id); err != nil {
 			e.cfg.Logger.Warn("finishing a stream's recovery before the handoff failed; whoever opens it next recovers it",
 				"stream", id, "err", err)
 		}

@@ -28,7 +28,7 @@ func TestAnOpenRacingACloseLeavesTheLiveWriterAlone(t *testing.T) {
 	x := takeOver(t, slow, store, 3, 1, holder) // sees s open on the live holder
 	slow.delay.Store(int64(200 * time.Millisecond))
 	done := make(chan error, 1)
-	go func() { done <- x.engine.Open(ctx, s) }()
+	go func() { _, err := x.engine.Open(ctx, s); done <- err }()
 	time.Sleep(50 * time.Millisecond)                   // x has read its view and is proposing
 	if err := holder.engine.Close(ctx, s); err != nil { // the takeover lets s go
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestAnOpenRacingACloseLeavesTheLiveWriterAlone(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Logf("x's open: %v", err)
 	}
-	if _, err := holder.engine.AppendWith(ctx, other, ports.AppendRequest{Records: records("b")}); err != nil {
+	if _, err := holder.engine.byID(other).Append(ctx, ports.AppendRequest{Records: records("b")}); err != nil {
 		t.Fatalf("the live lease holder cannot append any more: %v", err)
 	}
 }
@@ -55,7 +55,7 @@ func TestAnOpenRacingACloseStartsFromTheCommittedEnd(t *testing.T) {
 	x := takeOver(t, slow, store, 3, 1, holder)
 	slow.delay.Store(int64(300 * time.Millisecond))
 	done := make(chan error, 1)
-	go func() { done <- x.engine.Open(ctx, s) }()
+	go func() { _, err := x.engine.Open(ctx, s); done <- err }()
 	time.Sleep(50 * time.Millisecond)
 	if err := holder.engine.Close(ctx, s); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestAnOpenRacingACloseStartsFromTheCommittedEnd(t *testing.T) {
 		t.Fatalf("x's open: %v", err)
 	}
 	slow.delay.Store(0)
-	r, err := x.engine.AppendWith(ctx, s, ports.AppendRequest{Records: records("b")})
+	r, err := x.engine.byID(s).Append(ctx, ports.AppendRequest{Records: records("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestAnOpenOfUnknownOutcomeRacingACloseLosesNothing(t *testing.T) {
 	x := takeOver(t, lost, store, 3, 1, holder) // sees s open on the live holder
 	lost.armed.Store(true)
 	done := make(chan error, 1)
-	go func() { done <- x.engine.Open(ctx, s) }()
+	go func() { _, err := x.engine.Open(ctx, s); done <- err }()
 	time.Sleep(50 * time.Millisecond)
 	if err := holder.engine.Close(ctx, s); err != nil { // commits a, lets s go
 		t.Fatal(err)
@@ -148,11 +148,11 @@ func TestAnOpenOfUnknownOutcomeRacingACloseLosesNothing(t *testing.T) {
 	if st := x.stream(t, s); st.Owner != 3 || !st.Open || st.End != 1 || len(st.Unrecovered) != 0 {
 		t.Fatalf("setup: %+v, want s opened by x (its open applied), [a] committed, nobody unrecovered", st)
 	}
-	if err := x.engine.Open(ctx, s); err != nil {
+	if _, err := x.engine.Open(ctx, s); err != nil {
 		t.Fatalf("x's second open: %v", err)
 	}
-	_, herr := holder.engine.AppendWith(ctx, other, ports.AppendRequest{Records: records("o3")})
-	r, err := x.engine.AppendWith(ctx, s, ports.AppendRequest{Records: records("b")})
+	_, herr := holder.engine.byID(other).Append(ctx, ports.AppendRequest{Records: records("o3")})
+	r, err := x.engine.byID(s).Append(ctx, ports.AppendRequest{Records: records("b")})
 	if err != nil {
 		t.Fatal(err)
 	}

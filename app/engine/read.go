@@ -20,13 +20,13 @@ type ReadResult struct {
 	Changed <-chan struct{}
 }
 
-// Read returns up to max durable records of stream id from offset from.
+// Read returns up to max durable records of the stream from offset from.
 // Records still in memory come from the tail; older ones from committed data
 // objects, without taking any lock an append needs.
-func (e *Engine) Read(ctx context.Context, id, from uint64, max int) (ReadResult, error) {
-	s, ok := e.local(id)
-	if !ok {
-		return ReadResult{}, ErrNotLocal
+func (h Handle) Read(ctx context.Context, from uint64, max int) (ReadResult, error) {
+	e, s, id := h.e, h.s, h.s.id
+	if err := s.err(); err != nil {
+		return ReadResult{}, err
 	}
 	v := e.cfg.Plane.View()
 	if st, ok := v.Stream(id); ok && from < v.ReadStart(st) {

@@ -127,7 +127,7 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 		// Committing now lets this process retire the rewritten frames
 		// and puts the whole producer state in one section. Failing
 		// leaves them in the WAL, where a takeover finds them: only log.
-		if err := e.CommitThrough(ctx, prev.ID, next); err != nil {
+		if err := (Handle{e: e, s: s}).CommitThrough(ctx, next); err != nil {
 			e.cfg.Logger.Warn("committing recovered records failed", "stream", prev.ID, "err", err)
 		}
 	}

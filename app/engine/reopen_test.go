@@ -62,7 +62,7 @@ func closeUnknownAfter(t *testing.T, hold bool, before func(*process, uint64)) (
 	id := p.create(t, "/s")
 	ctx := context.Background()
 	p.appendFirst(t, id, "a")
-	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
+	if err := p.engine.byID(id).CommitThrough(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	before(p, id)
@@ -77,7 +77,7 @@ func closeUnknownAfter(t *testing.T, hold bool, before func(*process, uint64)) (
 		t.Fatal("Close succeeded though the log was too slow for its deadline")
 	}
 	// Whatever became of the close, no append is acknowledged meanwhile.
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("late")}); !errors.Is(err, ErrNotLocal) {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("late")}); !errors.Is(err, ErrNotLocal) {
 		t.Fatalf("append after a close of unknown outcome: %v, want ErrNotLocal", err)
 	}
 	time.Sleep(400 * time.Millisecond) // the log catches up
@@ -140,7 +140,7 @@ func checkReopened(t *testing.T, p *process, id uint64) {
 	ctx := context.Background()
 	p.mustOpen(t, id)
 	p.retryFirst(t, id, "the producer's retry after reopening", "a")
-	res, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")})
+	res, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("b")})
 	if err != nil || res.First != 1 {
 		t.Fatalf("append after reopening: %+v %v, want offset 1", res, err)
 	}
@@ -155,10 +155,10 @@ func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
 	p := startProcess(t, log, store, 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.engine.CommitThrough(ctx, id, 1); err != nil {
+	if err := p.engine.byID(id).CommitThrough(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	log.delay.Store(int64(200 * time.Millisecond))
@@ -169,7 +169,7 @@ func TestAppendWhileACloseIsInDoubtIsKept(t *testing.T) {
 	}
 	// The close is still being written: open again and append at once.
 	p.mustOpen(t, id)
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("late")}); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("late")}); err != nil {
 		t.Fatal(err)
 	}
 	log.delay.Store(0)
@@ -202,7 +202,7 @@ func diedWithA(t *testing.T) (ports.MetaLog, *memstore.Store, uint64) {
 	log, mem := memlog.New(), memstore.New()
 	old := startProcess(t, log, mem, 1, 1)
 	id := old.create(t, "/s")
-	if _, err := old.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records("a")}); err != nil {
+	if _, err := old.engine.byID(id).Append(context.Background(), ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err)
 	}
 	return log, mem, id
@@ -257,13 +257,13 @@ func TestRetriedRecoveryKeepsThePredecessorsFrames(t *testing.T) {
 	ctx := context.Background()
 	s1, s2 := old.create(t, "/s1"), old.create(t, "/s2")
 	for _, id := range []uint64{s1, s2} {
-		if _, err := old.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
+		if _, err := old.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	next := startProcess(t, log, walPutsFail(mem, domain.WALPrefix(1, 2)), 1, 2)
 	next.openMustFail(t, s1)
-	if err := next.engine.Open(ctx, s1); err == nil {
+	if _, err := next.engine.Open(ctx, s1); err == nil {
 		if got := readAll(t, next, s1); fmt.Sprint(got) != "[a]" {
 			t.Fatalf("the retried open succeeded and reads %v, want [a]", got)
 		}
@@ -359,7 +359,7 @@ func TestOwnOpenWithoutItsRecoveryIsRecovered(t *testing.T) {
 		t.Fatal(r, err)
 	}
 	next.mustOpen(t, id)
-	if _, err := next.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")}); err != nil {
+	if _, err := next.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("b")}); err != nil {
 		t.Fatal(err)
 	}
 	next.wantReads(t, id, "[a b]")
@@ -375,7 +375,7 @@ func TestProducerStateSurvivesAnUncommittedRecovery(t *testing.T) {
 	id := first.create(t, "/s")
 	first.appendFirst(t, id, "a")
 	second := startProcess(t, log, dataPutsFail(mem), 1, 2)
-	if err := second.engine.Open(ctx, id); err != nil {
+	if _, err := second.engine.Open(ctx, id); err != nil {
 		t.Fatal(err) // the failed commit is only logged
 	}
 	third := startProcess(t, log, mem, 1, 3)
@@ -403,14 +403,14 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 	first := startProcess(t, log, mem, 1, 1)
 	id := first.create(t, "/s")
 	for _, b := range []string{"a", "b"} {
-		if _, err := first.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records(b)}); err != nil {
+		if _, err := first.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records(b)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The second process stores its first bulk, not its second, and no
 	// data object: then it dies, whatever its open said.
 	second := startProcess(t, log, walKeyFails(dataPutsFail(mem), domain.WALKey(1, 2, 2)), 1, 2)
-	_ = second.engine.Open(ctx, id) // it fails with the rewrite split in two bulks
+	_, _ = second.engine.Open(ctx, id) // it fails with the rewrite split in two bulks
 	v := second.plane.View()
 	if st, _ := v.Stream(id); st.Epoch != 2 || st.End != 0 {
 		t.Fatalf("setup: stream %+v, want it opened by the second process and nothing committed", st)
@@ -425,7 +425,7 @@ func TestARewriteIsStoredWhole(t *testing.T) {
 func TestRecoveredRecordsCountAsUncommitted(t *testing.T) {
 	log, mem, id := diedWithA(t)
 	next := startProcess(t, log, dataPutsFail(mem), 1, 2)
-	if err := next.engine.Open(context.Background(), id); err != nil {
+	if _, err := next.engine.Open(context.Background(), id); err != nil {
 		t.Fatal(err) // the failed commit is only logged
 	}
 	next.engine.roomMu.Lock()
@@ -464,7 +464,7 @@ func TestAStaleFrameOfAnOlderWALIsNotRecovered(t *testing.T) {
 	ctx := context.Background()
 	first := startProcess(t, log, mem, 1, 1)
 	id := first.create(t, "/s")
-	if _, err := first.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
+	if _, err := first.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err) // bulk 1
 	}
 	// Bulk 3, in flight past bulk 2 when the process died, landed: a frame
@@ -476,10 +476,10 @@ func TestAStaleFrameOfAnOlderWALIsNotRecovered(t *testing.T) {
 	}
 	second := takeOver(t, log, mem, 1, 2, first)
 	second.mustOpen(t, id)
-	if _, err := second.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")}); err != nil {
+	if _, err := second.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("b")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := second.engine.CommitThrough(ctx, id, 2); err != nil {
+	if err := second.engine.byID(id).CommitThrough(ctx, 2); err != nil {
 		t.Fatal(err) // [a b] committed at epoch 2: the stale frame starts at its end
 	}
 	third := takeOver(t, log, mem, 1, 3, second)

@@ -20,17 +20,17 @@ func TestSoftDeletedStreamDoesNotPinTheWAL(t *testing.T) {
 	p := startProcess(t, memlog.New(), store, 1, 1)
 	ctx := context.Background()
 	src := p.create(t, "/src")
-	if _, err := p.engine.Append(ctx, src, records("a"), nil); err != nil {
+	if _, err := p.engine.byID(src).appendRecords(ctx, records("a"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.engine.CommitThrough(ctx, src, 1); err != nil {
+	if err := p.engine.byID(src).CommitThrough(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	r, err := p.plane.ProposeOne(ctx, &domain.CreateFork{By: p.by, Name: "/fork", Source: src, At: 1})
 	if err != nil || !r.OK() {
 		t.Fatalf("fork: %v %v", r, err)
 	}
-	if _, err := p.engine.Append(ctx, src, records("uncommitted"), nil); err != nil {
+	if _, err := p.engine.byID(src).appendRecords(ctx, records("uncommitted"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.engine.Delete(ctx, src); err != nil {
@@ -42,7 +42,7 @@ func TestSoftDeletedStreamDoesNotPinTheWAL(t *testing.T) {
 	}
 	other := p.create(t, "/other")
 	for i := range 5 {
-		if _, err := p.engine.Append(ctx, other, records(fmt.Sprint(i)), nil); err != nil {
+		if _, err := p.engine.byID(other).appendRecords(ctx, records(fmt.Sprint(i)), nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := p.engine.Upload(ctx); err != nil {
@@ -66,7 +66,7 @@ func TestAppendRacingCloseIsNotAcknowledged(t *testing.T) {
 			old := startProcess(t, log, store, 1, 1)
 			ctx := context.Background()
 			id := old.create(t, "/s")
-			if _, err := old.engine.Append(ctx, id, records("a"), nil); err != nil {
+			if _, err := old.engine.byID(id).appendRecords(ctx, records("a"), nil); err != nil {
 				t.Fatal(err)
 			}
 			s, _ := old.engine.local(id) // an append in flight holds this
@@ -90,10 +90,10 @@ func TestAppendRacingCloseIsNotAcknowledged(t *testing.T) {
 			if err == nil {
 				next := startProcess(t, log, store, 2, 1)
 				next.plane.WaitFor(ctx, old.plane.Applied())
-				if err := next.engine.Open(ctx, id); err != nil {
+				if _, err := next.engine.Open(ctx, id); err != nil {
 					t.Fatal(err)
 				}
-				r, _ := next.engine.Read(ctx, id, 0, 10)
+				r, _ := next.engine.byID(id).Read(ctx, 0, 10)
 				t.Fatalf("append after close acknowledged at %d; the next owner reads %v", res.First, bodies(r.Records))
 			}
 		})
@@ -110,7 +110,7 @@ func TestReadRacingTrimKeepsOffsets(t *testing.T) {
 	ctx := context.Background()
 	id := p.create(t, "/s")
 	for i := range 4 {
-		if _, err := p.engine.Append(ctx, id, records(fmt.Sprint(i)), nil); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := p.engine.Upload(ctx); err != nil { // one object per record
@@ -121,7 +121,7 @@ func TestReadRacingTrimKeepsOffsets(t *testing.T) {
 	s.mu.Lock() // the read below looks at the view, then waits here
 	got := make(chan ReadResult, 1)
 	go func() {
-		r, err := p.engine.Read(ctx, id, 0, 1)
+		r, err := p.engine.byID(id).Read(ctx, 0, 1)
 		if err != nil {
 			t.Error(err)
 		}

@@ -42,7 +42,7 @@ func TestACloseBetweenAnAppendAndItsSealKeepsTheSeal(t *testing.T) {
 				t.Fatalf("stream after the close: sealed %v, open %v, end %d; want sealed and closed at %d", st.Sealed, st.Open, st.End, res.Next)
 			}
 			p.mustOpen(t, id)
-			if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b")}); !errors.Is(err, ports.ErrStreamClosed) {
+			if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("b")}); !errors.Is(err, ports.ErrStreamClosed) {
 				t.Fatalf("append after the seal: %v, want ports.ErrStreamClosed", err)
 			}
 			p.wantReads(t, id, "[a]")
@@ -83,7 +83,7 @@ func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
 	if _, err := successor.engine.Upload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := successor.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("b"), Close: true}); err != nil {
+	if _, err := successor.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("b"), Close: true}); err != nil {
 		t.Fatal(err)
 	}
 	old.plane.WaitFor(ctx, successor.plane.Applied())

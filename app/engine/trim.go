@@ -7,15 +7,15 @@ import (
 	"github.com/picomq/pico/domain"
 )
 
-// Trim drops the records of stream id below offset to and returns the
+// Trim drops the stream's records below offset to and returns the
 // stream's start after it. Only committed records can be trimmed (the
 // catalog of data objects is what moves); records still only in the WAL are
 // uploaded first, so a trim up to the durable tail takes at once. to is
 // clamped to the durable tail.
-func (e *Engine) Trim(ctx context.Context, id, to uint64) (uint64, error) {
-	s, ok := e.local(id)
-	if !ok {
-		return 0, ErrNotLocal
+func (h Handle) Trim(ctx context.Context, to uint64) (uint64, error) {
+	e, s, id := h.e, h.s, h.s.id
+	if err := s.err(); err != nil {
+		return 0, err
 	}
 	s.mu.Lock()
 	to = min(to, s.confirmed)
@@ -52,12 +52,28 @@ func (e *Engine) Trim(ctx context.Context, id, to uint64) (uint64, error) {
 	return 0, ErrNotFound
 }
 
+// Held returns the handle of stream id if it is open on this process,
+// without opening it.
+func (e *Engine) Held(id uint64) (Handle, bool) {
+	s, ok := e.local(id)
+	if !ok || s.err() != nil {
+		return Handle{}, false
+	}
+	return Handle{e: e, s: s}, true
+}
+
 // Tail returns the durable next offset of a stream this process has open.
 func (e *Engine) Tail(id uint64) (uint64, error) {
 	s, ok := e.local(id)
 	if !ok {
 		return 0, ErrNotLocal
 	}
+	return Handle{e: e, s: s}.Tail()
+}
+
+// Tail returns the stream's durable next offset.
+func (h Handle) Tail() (uint64, error) {
+	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
@@ -84,11 +100,11 @@ func (e *Engine) LocalCount() int {
 	return len(e.streams)
 }
 
-// CommitThrough makes sure the records of stream id below offset `to` are
-// in committed data objects, uploading if needed, so that any node can read
-// them (a fork reads its source's records this way). A stream open on
-// another node must already be committed that far (ErrNotLocal otherwise).
-func (e *Engine) CommitThrough(ctx context.Context, id, to uint64) error {
+// CommitThrough makes sure the stream's records below offset `to` are in
+// committed data objects, uploading if needed, so that any node can read
+// them (a fork reads its source's records this way).
+func (h Handle) CommitThrough(ctx context.Context, to uint64) error {
+	e, s, id := h.e, h.s, h.s.id
 	v := e.cfg.Plane.View()
 	st, ok := v.Stream(id)
 	if !ok {
@@ -97,9 +113,8 @@ func (e *Engine) CommitThrough(ctx context.Context, id, to uint64) error {
 	if st.End >= to {
 		return nil
 	}
-	s, ok := e.local(id)
-	if !ok {
-		return ErrNotLocal
+	if err := s.err(); err != nil {
+		return err
 	}
 	if err := s.waitConfirmed(ctx, to); err != nil {
 		return err

@@ -17,7 +17,7 @@ func readAll(t testing.TB, p *process, id uint64) []string {
 	t.Helper()
 	var out []string
 	for off := uint64(0); ; {
-		r, err := p.engine.Read(context.Background(), id, off, 7)
+		r, err := p.engine.byID(id).Read(context.Background(), off, 7)
 		recs := r.Records
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestUploadCommitsTrimsMemoryAndRetiresWAL(t *testing.T) {
 	for i := range 30 {
 		want = append(want, fmt.Sprint(i))
 		for _, id := range []uint64{a, b} {
-			if _, err := p.engine.Append(ctx, id, records(fmt.Sprint(i)), nil); err != nil {
+			if _, err := p.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -91,7 +91,7 @@ func TestUploadKeepsATailBoundInBytes(t *testing.T) {
 	for i := range 10 {
 		body := fmt.Sprintf("%d-%s", i, strings.Repeat("x", 1000))
 		want = append(want, body)
-		if _, err := p.engine.Append(ctx, id, records(body), nil); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, records(body), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,14 +121,14 @@ func TestRecoveryCombinesDataObjectsAndWAL(t *testing.T) {
 	ctx := context.Background()
 	stamp := func(seq uint64) *domain.ProducerStamp { return &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: seq} }
 	for i := range 5 {
-		if _, err := old.engine.Append(ctx, id, records(fmt.Sprint(i)), stamp(uint64(i))); err != nil {
+		if _, err := old.engine.byID(id).appendRecords(ctx, records(fmt.Sprint(i)), stamp(uint64(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := old.engine.Upload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := old.engine.Append(ctx, id, records("5"), nil); err != nil {
+	if _, err := old.engine.byID(id).appendRecords(ctx, records("5"), nil); err != nil {
 		t.Fatal(err)
 	}
 	next := takeOver(t, log, store, 1, 2, old)
@@ -136,7 +136,7 @@ func TestRecoveryCombinesDataObjectsAndWAL(t *testing.T) {
 	if got := readAll(t, next, id); strings.Join(got, ",") != "0,1,2,3,4,5" {
 		t.Fatalf("recovered %v", got)
 	}
-	r, err := next.engine.Append(ctx, id, records("4"), stamp(4))
+	r, err := next.engine.byID(id).appendRecords(ctx, records("4"), stamp(4))
 	if err != nil || !r.Duplicate {
 		t.Fatalf("retry of an uploaded producer append: %+v %v, want a duplicate", r, err)
 	}
@@ -151,7 +151,7 @@ func TestCloseHandsOverWithoutFencing(t *testing.T) {
 	moving, staying := a.create(t, "/moving"), a.create(t, "/staying")
 	ctx := context.Background()
 	for i := range 3 {
-		a.engine.Append(ctx, moving, records(fmt.Sprint(i)), nil)
+		a.engine.byID(moving).appendRecords(ctx, records(fmt.Sprint(i)), nil)
 	}
 	if err := a.engine.Close(ctx, moving); err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestCloseHandsOverWithoutFencing(t *testing.T) {
 	if got := readAll(t, b, moving); strings.Join(got, ",") != "0,1,2" {
 		t.Fatalf("node 2 reads %v", got)
 	}
-	if _, err := a.engine.Append(ctx, staying, records("x"), nil); err != nil {
+	if _, err := a.engine.byID(staying).appendRecords(ctx, records("x"), nil); err != nil {
 		t.Fatalf("node 1's WAL was fenced by a clean handoff: %v", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestAppendsMakeRoomWithoutAMaintenanceLoop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i := range 64 {
-		if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: make([]byte, 1024)}}, nil); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, []domain.Record{{Body: make([]byte, 1024)}}, nil); err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestUploadUnderLoadWritesOneObject(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("x")}); err != nil {
+			if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("x")}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -239,7 +239,7 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	p := startProcess(t, log, store, 1, 1)
 	id := p.create(t, "/s")
 	ctx := context.Background()
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a", "b")}); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a", "b")}); err != nil {
 		t.Fatal(err)
 	}
 	log.delay.Store(int64(200 * time.Millisecond))
@@ -254,11 +254,11 @@ func TestUploadAdoptsACommitThatAppliedUnseen(t *testing.T) {
 	if st, _ := v.Stream(id); st.End != 2 {
 		t.Fatalf("the commit did not apply: the test did not set up its case")
 	}
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("c")}); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("c")}); err != nil {
 		t.Fatal(err)
 	}
 	other := p.create(t, "/t") // committed normally in the same pass
-	if _, err := p.engine.AppendWith(ctx, other, ports.AppendRequest{Records: records("t")}); err != nil {
+	if _, err := p.engine.byID(other).Append(ctx, ports.AppendRequest{Records: records("t")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.engine.Upload(ctx); err != nil {
@@ -286,7 +286,7 @@ func TestUploadReleasesWhatAppendsCounted(t *testing.T) {
 		for i := range 200 {
 			// Sizes differ, so that counting records other than those
 			// appended (slots reused too early) shows.
-			if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: make([]byte, 1000+i)}}, nil); err != nil {
+			if _, err := p.engine.byID(id).appendRecords(ctx, []domain.Record{{Body: make([]byte, 1000+i)}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -310,7 +310,7 @@ func TestCommitToLeavesCollectedRecordsAlone(t *testing.T) {
 	ctx := context.Background()
 	id := p.create(t, "/s")
 	for i := range 200 {
-		if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: []byte(fmt.Sprint(i))}}, nil); err != nil {
+		if _, err := p.engine.byID(id).appendRecords(ctx, []domain.Record{{Body: []byte(fmt.Sprint(i))}}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

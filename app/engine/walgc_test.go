@@ -40,7 +40,7 @@ func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
 	old := startProcess(t, log, store, 1, 1)
 	s1, s2 := old.create(t, "/s1"), old.create(t, "/s2")
 	for _, id := range []uint64{s1, s2} {
-		if _, err := old.engine.AppendWith(ctx, id, ports.AppendRequest{Records: records("a")}); err != nil {
+		if _, err := old.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestDeadWALsAfterManyKeptKeysAreCollected(t *testing.T) {
 	ctx := context.Background()
 	old := startProcess(t, log, store, 2, 1)
 	s := old.create(t, "/s")
-	if _, err := old.engine.AppendWith(ctx, s, ports.AppendRequest{Records: records("a")}); err != nil {
+	if _, err := old.engine.byID(s).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
 		t.Fatal(err)
 	}
 	next := takeOver(t, log, store, 2, 2, old)

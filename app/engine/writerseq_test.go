@@ -14,7 +14,7 @@ import (
 
 // appendSeq appends one record carrying writer sequence seq.
 func appendSeq(p *process, id uint64, seq string) (ports.AppendResult, error) {
-	return p.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records("r" + seq), WriterSeq: seq})
+	return p.engine.byID(id).Append(context.Background(), ports.AppendRequest{Records: records("r" + seq), WriterSeq: seq})
 }
 
 // mustAppendSeq appends one record carrying seq and fails the test if it is
@@ -60,7 +60,7 @@ func TestWriterSeqMustIncreaseBytewise(t *testing.T) {
 			res, err := appendSeq(p, id, c.refused)
 			n := uint64(len(c.accepted))
 			wantWriterSeqRefused(t, res, err, c.accepted[len(c.accepted)-1], n)
-			if r, _ := p.engine.Read(context.Background(), id, 0, 10); len(r.Records) != len(c.accepted) {
+			if r, _ := p.engine.byID(id).Read(context.Background(), 0, 10); len(r.Records) != len(c.accepted) {
 				t.Fatalf("a refused append was written: %v", bodies(r.Records))
 			}
 		})
@@ -73,7 +73,7 @@ func TestAppendWithoutWriterSeqKeepsTheLast(t *testing.T) {
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
 	id := p.create(t, "/s")
 	mustAppendSeq(t, p, id, "5")
-	if _, err := p.engine.AppendWith(context.Background(), id, ports.AppendRequest{Records: records("plain")}); err != nil {
+	if _, err := p.engine.byID(id).Append(context.Background(), ports.AppendRequest{Records: records("plain")}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := appendSeq(p, id, "5")
@@ -90,14 +90,14 @@ func TestProducerRetryWithWriterSeqIsADuplicate(t *testing.T) {
 	stamped := func(body string, seq uint64, writerSeq string) ports.AppendRequest {
 		return ports.AppendRequest{Records: records(body), Producer: &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: seq}, WriterSeq: writerSeq}
 	}
-	if _, err := p.engine.AppendWith(ctx, id, stamped("a", 0, "07")); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, stamped("a", 0, "07")); err != nil {
 		t.Fatal(err)
 	}
-	r, err := p.engine.AppendWith(ctx, id, stamped("a", 0, "07"))
+	r, err := p.engine.byID(id).Append(ctx, stamped("a", 0, "07"))
 	if err != nil || !r.Duplicate || r.First != 0 || r.Next != 1 {
 		t.Fatalf("retry: %+v %v, want a duplicate of [0, 1)", r, err)
 	}
-	r, err = p.engine.AppendWith(ctx, id, stamped("b", 1, "07"))
+	r, err = p.engine.byID(id).Append(ctx, stamped("b", 1, "07"))
 	wantWriterSeqRefused(t, r, err, "07", 1)
 }
 
@@ -108,9 +108,9 @@ func TestBareSealCarriesNoWriterSeq(t *testing.T) {
 	id := p.create(t, "/s")
 	ctx := context.Background()
 	mustAppendSeq(t, p, id, "5")
-	r, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, WriterSeq: "4"})
+	r, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Close: true, WriterSeq: "4"})
 	wantWriterSeqRefused(t, r, err, "5", 1)
-	if _, err := p.engine.AppendWith(ctx, id, ports.AppendRequest{Close: true, WriterSeq: "6"}); err != nil {
+	if _, err := p.engine.byID(id).Append(ctx, ports.AppendRequest{Close: true, WriterSeq: "6"}); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := p.engine.local(id)
@@ -134,7 +134,7 @@ func TestWriterSeqSurvivesWALRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// /committed: "03" lives only in its data object; /wal: "05" in the WAL.
-	if _, err := old.engine.Append(ctx, committed, records("no seq"), nil); err != nil {
+	if _, err := old.engine.byID(committed).appendRecords(ctx, records("no seq"), nil); err != nil {
 		t.Fatal(err)
 	}
 	mustAppendSeq(t, old, walOnly, "05")
@@ -156,7 +156,7 @@ func takeOverAndCheck(t *testing.T, log ports.MetaLog, store ports.ObjectStore, 
 	p := startProcess(t, log, store, prev.by.Node, prev.by.Epoch+1)
 	p.plane.WaitFor(ctx, prev.plane.Applied())
 	for id, last := range want {
-		if err := p.engine.Open(ctx, id); err != nil {
+		if _, err := p.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		res, err := appendSeq(p, id, last)

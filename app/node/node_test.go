@@ -30,10 +30,11 @@ func TestReadyFollowsRegistrationWALAndDrain(t *testing.T) {
 		t.Fatalf("create: %v %v", r, err)
 	}
 	eng := n.Engine()
-	if err := eng.Open(ctx, r.Value); err != nil {
+	h, err := eng.Open(ctx, r.Value)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Append(ctx, r.Value, []domain.Record{{Body: []byte("a")}}, nil); err != nil {
+	if _, err := h.Append(ctx, ports.AppendRequest{Records: []domain.Record{{Body: []byte("a")}}}); err != nil {
 		t.Fatal(err)
 	}
 	// Another process fences this node's WAL: the next append fails and the
@@ -41,7 +42,7 @@ func TestReadyFollowsRegistrationWALAndDrain(t *testing.T) {
 	if _, err := wal.Fence(ctx, store, 1, n.Epoch(), domain.Proposer{Node: 2, Epoch: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Append(ctx, r.Value, []domain.Record{{Body: []byte("b")}}, nil); !errors.Is(err, engine.ErrFenced) {
+	if _, err := h.Append(ctx, ports.AppendRequest{Records: []domain.Record{{Body: []byte("b")}}}); !errors.Is(err, engine.ErrFenced) {
 		t.Fatalf("append after fence: %v", err)
 	}
 	if err := n.Ready(); !errors.Is(err, ErrNotReady) {

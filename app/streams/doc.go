@@ -12,18 +12,19 @@
 //     stream nobody holds open is served here.
 //  2. Opening. The first request for a stream on this node opens it
 //     (Engine.Open: OpenStream at the next epoch, fencing and recovering a
-//     predecessor that vanished). This is how a stream closed or lost by
-//     its previous owner is revived.
+//     predecessor that vanished), and every request after it finds the
+//     stream's handle there at once. This is how a stream closed or lost
+//     by its previous owner is revived.
 //  3. Creating. CreateStream with Open carries the encoded
 //     domain.StreamConfig (content type, record retention, expiry) as the
 //     stream's meta; an equal config again is success, another is a
 //     conflict; a lost race for the name is settled by reading the winner.
 //  4. Appending. The service checks that the records suit the stream
-//     (ports.Unfit: content type, JSON) and Engine.AppendWith has the
+//     (ports.Unfit: content type, JSON) and Handle.Append has the
 //     write rules (domain.WriteState.Decide) judge the request under the
 //     stream's gate: closure, producer stamp, conditional tail, writer
 //     sequence; ports.AppendOutcome turns the verdict into the answer.
-//     An unfit request still goes to the engine (Engine.Refuse), since a
+//     An unfit request still goes to the engine (Handle.Refuse), since a
 //     closed stream answers closed first. A seal refuses every later append
 //     at once and is recorded with SealStream after the records before it
 //     are durable; the append is acknowledged after that, and waiting
@@ -36,16 +37,16 @@
 //     repeats another (AppendResult.RepeatsClose), on this process or on one that opens
 //     the stream later; a seal recorded by SealStream names none, and then
 //     every duplicate counts as repeating it.
-//  5. Reading. Engine.Read returns the page, the durable tail and a
+//  5. Reading. Handle.Read returns the page, the durable tail and a
 //     channel that closes when the stream next changes (append durable,
 //     seal, delete). Long-poll waits on it (--long-poll-timeout-sec, then
 //     204); SSE writes one event per record (id = its offset) and a control
 //     event when caught up or closed, for up to --sse-max-duration-sec.
 //  6. Forks. Fork pins the fork point in the source's committed records
-//     (Engine.CommitThrough), proposes CreateFork, and writes the fork's
+//     (Handle.CommitThrough), proposes CreateFork, and writes the fork's
 //     first records: for a sub-offset into a non-JSON source, the cut
 //     prefix of the record at the fork point; then any initial records. A
-//     fork's own offsets start at the fork point; Engine.Read serves
+//     fork's own offsets start at the fork point; Handle.Read serves
 //     offsets below it from the source chain's data objects, on any node.
 //     Fork requests are idempotent: the fork point and sub-offset asked for
 //     are kept in the stream config.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -105,11 +106,11 @@ func sameForkPoint(st stream, cfg domain.StreamConfig) bool {
 func (s *Service) createFork(ctx context.Context, name string, src stream, cfg domain.StreamConfig, req ports.ForkRequest) (ports.StreamInfo, bool, error) {
 	var at uint64
 	var prefix []domain.Record
-	err := s.openAnd(ctx, src, func() (err error) {
-		if at, prefix, err = s.forkPoint(ctx, src, req); err != nil {
+	err := s.openAnd(ctx, src, func(h engine.Handle) (err error) {
+		if at, prefix, err = s.forkPoint(ctx, h, src, req); err != nil {
 			return err
 		}
-		return s.cfg.Engine.CommitThrough(ctx, src.ID, at)
+		return h.CommitThrough(ctx, at)
 	})
 	if err != nil {
 		return ports.StreamInfo{}, false, err
@@ -140,8 +141,8 @@ func (s *Service) createFork(ctx context.Context, name string, src stream, cfg d
 // forkPoint resolves where the fork starts and the record prefix it
 // materialises. At defaults to the source's tail and must not pass it.
 // Engine errors are returned as they are, for openAnd.
-func (s *Service) forkPoint(ctx context.Context, src stream, req ports.ForkRequest) (uint64, []domain.Record, error) {
-	tail, err := s.cfg.Engine.Tail(src.ID)
+func (s *Service) forkPoint(ctx context.Context, h engine.Handle, src stream, req ports.ForkRequest) (uint64, []domain.Record, error) {
+	tail, err := h.Tail()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -162,16 +163,16 @@ func (s *Service) forkPoint(ctx context.Context, src stream, req ports.ForkReque
 		}
 		return at + req.SubOffset, nil, nil
 	}
-	return s.cutRecord(ctx, src, at, tail, req.SubOffset)
+	return s.cutRecord(ctx, h, at, tail, req.SubOffset)
 }
 
 // cutRecord returns the first n bytes of the source's record at offset at,
 // as the fork's first own record.
-func (s *Service) cutRecord(ctx context.Context, src stream, at, tail, n uint64) (uint64, []domain.Record, error) {
+func (s *Service) cutRecord(ctx context.Context, h engine.Handle, at, tail, n uint64) (uint64, []domain.Record, error) {
 	if at >= tail {
 		return 0, nil, ports.Errorf(ports.ErrBadRequest, "fork sub-offset %d with no record after the fork offset", n)
 	}
-	page, err := s.cfg.Engine.Read(ctx, src.ID, at, 1)
+	page, err := h.Read(ctx, at, 1)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -34,14 +34,14 @@ func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.
 	}
 	var page engine.ReadResult
 	var recs []domain.Record
-	err = s.openAnd(ctx, st, func() (err error) {
+	err = s.openAnd(ctx, st, func(h engine.Handle) (err error) {
 		at := from
 		if atTail {
-			if at, err = s.cfg.Engine.Tail(st.ID); err != nil {
+			if at, err = h.Tail(); err != nil {
 				return err
 			}
 		}
-		if page, err = s.cfg.Engine.Read(ctx, st.ID, at, count); err != nil {
+		if page, err = h.Read(ctx, at, count); err != nil {
 			return err
 		}
 		if atTail {
@@ -53,7 +53,7 @@ func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.
 		if page.From > page.Confirmed {
 			return ports.Errorf(ports.ErrBadRequest, "seq %d is beyond the tail %d", at, page.Confirmed)
 		}
-		recs, err = s.fill(ctx, st.ID, page, count, lim.Bytes)
+		recs, err = s.fill(ctx, h, page, count, lim.Bytes)
 		return err
 	})
 	if err != nil {
@@ -72,14 +72,14 @@ const fillReads = 16
 // fill tops a page up to the limits: one engine read stops at the end of a
 // data object, and a reader should not have to ask again just for that.
 // page.Confirmed keeps the tail the page first saw.
-func (s *Service) fill(ctx context.Context, id uint64, page engine.ReadResult, count, maxBytes int) ([]domain.Record, error) {
+func (s *Service) fill(ctx context.Context, h engine.Handle, page engine.ReadResult, count, maxBytes int) ([]domain.Record, error) {
 	recs, size := page.Records, bodyBytes(page.Records)
 	for range fillReads {
 		next := page.From + uint64(len(recs))
 		if len(recs) == 0 || len(recs) >= count || next >= page.Confirmed || (maxBytes > 0 && size >= maxBytes) {
 			break
 		}
-		more, err := s.cfg.Engine.Read(ctx, id, next, count-len(recs))
+		more, err := h.Read(ctx, next, count-len(recs))
 		if err != nil {
 			return nil, err
 		}
@@ -115,8 +115,8 @@ func (s *Service) Head(ctx context.Context, name string) (ports.StreamInfo, erro
 // have left records in its WAL) and reports it.
 func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error) {
 	var tail uint64
-	err := s.openAnd(ctx, st, func() (err error) {
-		tail, err = s.cfg.Engine.Tail(st.ID)
+	err := s.openAnd(ctx, st, func(h engine.Handle) (err error) {
+		tail, err = h.Tail()
 		return err
 	})
 	if err != nil {

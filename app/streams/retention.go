@@ -103,10 +103,14 @@ func (s *Service) expire(ctx context.Context, st stream) {
 // retain trims the records older than the stream's TTL. Timestamps are
 // monotonic per stream, so the cut is the first record young enough.
 func (s *Service) retain(ctx context.Context, st stream) {
+	h, ok := s.cfg.Engine.Held(st.ID)
+	if !ok {
+		return // let go since the sweep listed it
+	}
 	cutoff := s.cfg.Now().UnixMilli() - int64(st.cfg.TTLSec)*1000
 	cut, from := st.Start, st.Start
 	for range retentionPages {
-		page, err := s.cfg.Engine.Read(ctx, st.ID, from, 1024)
+		page, err := h.Read(ctx, from, 1024)
 		if err != nil || len(page.Records) == 0 {
 			break
 		}
@@ -126,7 +130,7 @@ func (s *Service) retain(ctx context.Context, st stream) {
 	if cut <= st.Start {
 		return
 	}
-	if _, err := s.cfg.Engine.Trim(ctx, st.ID, cut); err != nil && ctx.Err() == nil {
+	if _, err := h.Trim(ctx, cut); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("retention trim failed", "stream", st.Name, "err", err)
 	}
 }

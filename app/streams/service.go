@@ -155,21 +155,22 @@ func (s *Service) expired(st *domain.Stream, cfg domain.StreamConfig) bool {
 }
 
 func (s *Service) isLocal(id uint64) bool {
-	_, err := s.cfg.Engine.Tail(id)
-	return err == nil
+	_, ok := s.cfg.Engine.Held(id)
+	return ok
 }
 
-// open makes this process the stream's writer if it is not already. A
-// stream open on another live node is a redirect to it.
-func (s *Service) open(ctx context.Context, st stream) error {
-	wasLocal := s.isLocal(st.ID)
-	if err := s.cfg.Engine.Open(ctx, st.ID); err != nil {
-		return s.engineError(st, err)
+// open makes this process the stream's writer if it is not already and
+// returns its handle. A stream open on another live node is a redirect to
+// it.
+func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
+	h, err := s.cfg.Engine.Open(ctx, st.ID)
+	if err != nil {
+		return h, s.engineError(st, err)
 	}
-	if !wasLocal && st.cfg.IdleTTLSec > 0 {
+	if h.Opened && st.cfg.IdleTTLSec > 0 {
 		s.access.touch(st.ID, s.cfg.Now().UnixMilli()) // the idle window starts here
 	}
-	return nil
+	return h, nil
 }
 
 // openAnd opens st here and runs op, which returns an engine error. If the
@@ -178,12 +179,13 @@ func (s *Service) open(ctx context.Context, st stream) error {
 // A dead-WAL takeover closes the streams it recovers right away (and a
 // shutdown's hand-off closes them all); without this, a request racing the
 // close would get a 503.
-func (s *Service) openAnd(ctx context.Context, st stream, op func() error) error {
+func (s *Service) openAnd(ctx context.Context, st stream, op func(engine.Handle) error) error {
 	for retried := false; ; retried = true {
-		if err := s.open(ctx, st); err != nil {
+		h, err := s.open(ctx, st)
+		if err != nil {
 			return err
 		}
-		err := op()
+		err = op(h)
 		if err == nil || retried || !errors.Is(err, engine.ErrNotLocal) {
 			return s.engineError(st, err)
 		}

@@ -66,7 +66,7 @@ func (s *Service) letGo(ctx context.Context, id uint64) error {
 	if !ok || !v.IsOpen(st) || st.Owner != s.cfg.By.Node {
 		return nil // nobody here writes it
 	}
-	if err := s.cfg.Engine.Open(ctx, id); err != nil {
+	if _, err := s.cfg.Engine.Open(ctx, id); err != nil {
 		return err
 	}
 	if err := s.recordAccesses(ctx, []uint64{id}); err != nil {

@@ -68,7 +68,7 @@ func (s *Service) reclaim(ctx context.Context, id uint64, mark unownedMark) {
 	defer s.access.setReclaim(id, notReclaiming)
 	s.hooks.run(s.hooks.beforeOpen, id)
 	// The engine's open, not the service's: the takeover is no access.
-	if err := s.cfg.Engine.Open(ctx, id); err != nil {
+	if _, err := s.cfg.Engine.Open(ctx, id); err != nil {
 		return // open on another node (used), or the open failed: next sweep
 	}
 	st, unused := s.unusedSince(id, mark)

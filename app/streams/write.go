@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/picomq/pico/app/engine"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -84,11 +85,11 @@ func (s *Service) populate(ctx context.Context, name string, id uint64, initial 
 	if err != nil {
 		return ports.StreamInfo{}, err
 	}
-	err = s.openAnd(ctx, st, func() error {
+	err = s.openAnd(ctx, st, func(h engine.Handle) error {
 		if len(initial) == 0 && !close {
 			return nil
 		}
-		_, err := s.cfg.Engine.AppendWith(ctx, id, ports.AppendRequest{Records: initial, Close: close})
+		_, err := h.Append(ctx, ports.AppendRequest{Records: initial, Close: close})
 		return err
 	})
 	if err != nil {
@@ -123,11 +124,11 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 	}
 	unfit := ports.Unfit(st.cfg, req)
 	var res ports.AppendResult
-	err = s.openAnd(ctx, st, func() (err error) {
+	err = s.openAnd(ctx, st, func(h engine.Handle) (err error) {
 		if unfit != nil {
-			return s.cfg.Engine.Refuse(st.ID, req, unfit)
+			return h.Refuse(req, unfit)
 		}
-		res, err = s.cfg.Engine.AppendWith(ctx, st.ID, req)
+		res, err = h.Append(ctx, req)
 		return err
 	})
 	return res, err
@@ -140,8 +141,8 @@ func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, er
 		return 0, err
 	}
 	var start uint64
-	err = s.openAnd(ctx, st, func() (err error) {
-		start, err = s.cfg.Engine.Trim(ctx, st.ID, seq)
+	err = s.openAnd(ctx, st, func(h engine.Handle) (err error) {
+		start, err = h.Trim(ctx, seq)
 		return err
 	})
 	return start, err

@@ -19,6 +19,7 @@ import (
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 // Environment of a child process.
@@ -61,15 +62,15 @@ func TestChild(t *testing.T) {
 	}
 	w := wal.Open(wal.Config{Store: store, Node: n.Proposer().Node, Epoch: n.Epoch()})
 	eng := engine.New(engine.Config{Plane: n.Plane(), By: n.Proposer(), Store: store, WAL: w})
-	id := openStream(t, n, eng)
+	h := openStream(t, n, eng)
 	switch os.Getenv(envMode) {
 	case "dump":
-		dumpRecords(t, eng, id, bufio.NewWriter(os.Stdout))
+		dumpRecords(t, h, bufio.NewWriter(os.Stdout))
 	case "takeover":
-		appendN(t, eng, id, os.Getenv(envRound), 200)
+		appendN(t, h, os.Getenv(envRound), 200)
 	default:
 		go uploadEvery(eng, 50*time.Millisecond)
-		write(t, eng, id, os.Getenv(envRound))
+		write(t, h, os.Getenv(envRound))
 	}
 }
 
@@ -82,10 +83,10 @@ func uploadEvery(eng *engine.Engine, every time.Duration) {
 }
 
 // appendN appends n single records from one writer, printing ACK lines.
-func appendN(t *testing.T, eng *engine.Engine, id uint64, round string, n int) {
+func appendN(t *testing.T, h engine.Handle, round string, n int) {
 	for i := range n {
 		body := fmt.Sprintf("%s-0-%d-0", round, i)
-		r, err := eng.Append(context.Background(), id, []domain.Record{{Body: []byte(body)}}, nil)
+		r, err := h.Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: []byte(body)}}})
 		if err != nil {
 			t.Fatalf("append: %v", err)
 		}
@@ -93,7 +94,7 @@ func appendN(t *testing.T, eng *engine.Engine, id uint64, round string, n int) {
 	}
 }
 
-func openStream(t *testing.T, n *node.Node, eng *engine.Engine) uint64 {
+func openStream(t *testing.T, n *node.Node, eng *engine.Engine) engine.Handle {
 	ctx := context.Background()
 	v := n.View()
 	if st, ok := v.StreamByName(streamName); ok {
@@ -105,24 +106,26 @@ func openStream(t *testing.T, n *node.Node, eng *engine.Engine) uint64 {
 				t.Fatalf("fence node %d: %v %v", owner.ID, r, err)
 			}
 		}
-		if err := eng.Open(ctx, st.ID); err != nil {
+		h, err := eng.Open(ctx, st.ID)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return st.ID
+		return h
 	}
 	r, err := n.Plane().ProposeOne(ctx, &domain.CreateStream{By: n.Proposer(), Name: streamName, Open: true})
 	if err != nil || r.Code != domain.ResultOK {
 		t.Fatalf("create: %v %v", r, err)
 	}
-	if err := eng.Open(ctx, r.Value); err != nil {
+	h, err := eng.Open(ctx, r.Value)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Value
+	return h
 }
 
 // write appends forever from several writers, printing one ACK line per
 // acknowledged append (written with a single unbuffered write).
-func write(t *testing.T, eng *engine.Engine, id uint64, round string) {
+func write(t *testing.T, h engine.Handle, round string) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -135,7 +138,7 @@ func write(t *testing.T, eng *engine.Engine, id uint64, round string) {
 				for k := range recs {
 					recs[k] = domain.Record{Body: []byte(fmt.Sprintf("%s-%d-%d-%d", round, w, n, k))}
 				}
-				r, err := eng.Append(context.Background(), id, recs, nil)
+				r, err := h.Append(context.Background(), ports.AppendRequest{Records: recs})
 				if err != nil {
 					t.Errorf("append: %v", err)
 					return
@@ -150,10 +153,10 @@ func write(t *testing.T, eng *engine.Engine, id uint64, round string) {
 	wg.Wait()
 }
 
-func dumpRecords(t *testing.T, eng *engine.Engine, id uint64, out *bufio.Writer) {
+func dumpRecords(t *testing.T, h engine.Handle, out *bufio.Writer) {
 	defer out.Flush()
 	for off := uint64(0); ; {
-		r, err := eng.Read(context.Background(), id, off, 1000)
+		r, err := h.Read(context.Background(), off, 1000)
 		recs := r.Records
 		if err != nil {
 			t.Fatal(err)

@@ -37,7 +37,7 @@ type node struct {
 	by      domain.Proposer
 	engine  *engine.Engine
 	wal     *wal.WAL
-	streams []uint64
+	streams []engine.Handle
 }
 
 func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
@@ -61,10 +61,11 @@ func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
 		if err != nil || r.Code != domain.ResultOK {
 			b.Fatalf("create: %v %v", r, err)
 		}
-		if err := n.engine.Open(ctx, r.Value); err != nil {
+		h, err := n.engine.Open(ctx, r.Value)
+		if err != nil {
 			b.Fatal(err)
 		}
-		n.streams = append(n.streams, r.Value)
+		n.streams = append(n.streams, h)
 	}
 	return n
 }
@@ -97,7 +98,7 @@ func BenchmarkLoneAppend(b *testing.B) {
 		}
 		raw = append(raw, time.Since(start))
 		start = time.Now()
-		if _, err := n.engine.Append(ctx, n.streams[0], []domain.Record{{Body: body}}, nil); err != nil {
+		if _, err := n.streams[0].Append(ctx, ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
 			b.Fatal(err)
 		}
 		appends = append(appends, time.Since(start))
@@ -138,7 +139,7 @@ func concurrentAppends(b *testing.B, appenders int) {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
 				t0 := time.Now()
-				if _, err := n.engine.Append(context.Background(), n.streams[a], []domain.Record{{Body: body}}, nil); err != nil {
+				if _, err := n.streams[a].Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -167,11 +168,11 @@ func BenchmarkColdReplay(b *testing.B) {
 	}
 	store := openStore(b)
 	n := startNode(b, store, 1)
-	id := n.streams[0]
+	h, id := n.streams[0], n.streams[0].ID()
 	body := make([]byte, 64<<10)
 	ctx := context.Background()
 	for i := range mib * 16 {
-		if _, err := n.engine.Append(ctx, id, []domain.Record{{Body: body}}, nil); err != nil {
+		if _, err := h.Append(ctx, ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
 			b.Fatal(err)
 		}
 		if i%256 == 255 { // 16 MiB objects

@@ -45,7 +45,7 @@ func (p *producer) stamp(seq uint64) *domain.ProducerStamp {
 // send appends body at seq; it reports whether the append is known to be in
 // the stream (accepted or a duplicate).
 func (p *producer) send(ctx context.Context, e *engine.Engine, body string, seq uint64) (ports.AppendResult, bool) {
-	r, err := e.Append(ctx, p.id, []domain.Record{{Body: []byte(body)}}, p.stamp(seq))
+	r, err := appendHeld(ctx, e, p.id, ports.AppendRequest{Records: []domain.Record{{Body: []byte(body)}}, Producer: p.stamp(seq)})
 	return r, err == nil
 }
 
@@ -72,7 +72,7 @@ func runChain(t *testing.T, seed uint64) {
 			p.plane.WaitFor(ctx, prev.plane.Applied())
 		}
 		for i, pr := range producers {
-			if err := p.engine.Open(ctx, pr.id); err != nil {
+			if _, err := p.engine.Open(ctx, pr.id); err != nil {
 				failedOpens++
 				continue // this process dies with the recovery unfinished
 			}
@@ -90,7 +90,7 @@ func runChain(t *testing.T, seed uint64) {
 	last := start(t, log, inner, 99)
 	last.plane.WaitFor(ctx, prev.plane.Applied())
 	for _, pr := range producers {
-		if err := last.engine.Open(ctx, pr.id); err != nil {
+		if _, err := last.engine.Open(ctx, pr.id); err != nil {
 			t.Fatal(err)
 		}
 		got := readAll(t, last.engine, pr.id)

@@ -76,7 +76,7 @@ func runFaulty(t *testing.T, seed uint64) {
 	p := start(t, log, store, 1)
 	ids := createStreams(t, p, 4)
 	for _, id := range ids {
-		if err := p.engine.Open(ctx, id); err != nil {
+		if _, err := p.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func runFaulty(t *testing.T, seed uint64) {
 	next := start(t, log, inner, 2)
 	next.plane.WaitFor(ctx, p.plane.Applied())
 	for i, id := range ids {
-		if err := next.engine.Open(ctx, id); err != nil {
+		if _, err := next.engine.Open(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		got := readAll(t, next.engine, id)
@@ -123,7 +123,7 @@ func appendUnderFaults(t *testing.T, p *process, ids []uint64) [][]string {
 			defer wg.Done()
 			for n := range 100 {
 				body := fmt.Sprintf("%d-%d", i, n)
-				if _, err := p.engine.Append(ctx, id, []domain.Record{{Body: []byte(body)}}, nil); err != nil {
+				if _, err := appendHeld(ctx, p.engine, id, ports.AppendRequest{Records: []domain.Record{{Body: []byte(body)}}}); err != nil {
 					t.Errorf("append %s: %v", body, err)
 					return
 				}
@@ -137,9 +137,13 @@ func appendUnderFaults(t *testing.T, p *process, ids []uint64) [][]string {
 }
 
 func readAll(t *testing.T, e *engine.Engine, id uint64) []string {
+	h, ok := e.Held(id)
+	if !ok {
+		t.Fatalf("stream %d is not open", id)
+	}
 	var out []string
 	for off := uint64(0); ; {
-		r, err := e.Read(context.Background(), id, off, 100)
+		r, err := h.Read(context.Background(), off, 100)
 		recs := r.Records
 		if err != nil {
 			t.Fatal(err)
@@ -152,4 +156,14 @@ func readAll(t *testing.T, e *engine.Engine, id uint64) []string {
 		}
 		off += uint64(len(recs))
 	}
+}
+
+// appendHeld appends to stream id if it is open here, as the service does
+// with the handle it opened.
+func appendHeld(ctx context.Context, e *engine.Engine, id uint64, req ports.AppendRequest) (ports.AppendResult, error) {
+	h, ok := e.Held(id)
+	if !ok {
+		return ports.AppendResult{}, engine.ErrNotLocal
+	}
+	return h.Append(ctx, req)
 }

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/adminwire"
-	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/adapters/internal/client/httpclient"
+	"github.com/picomq/pico/adapters/internal/wire/adminwire"
 	"github.com/picomq/pico/domain"
 )
 

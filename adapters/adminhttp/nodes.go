@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/adminwire"
+	"github.com/picomq/pico/adapters/internal/wire/adminwire"
 	"github.com/picomq/pico/domain"
 )
 

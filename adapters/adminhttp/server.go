@@ -12,8 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/adminwire"
-	"github.com/picomq/pico/adapters/internal/authgate"
+	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/wire/adminwire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )

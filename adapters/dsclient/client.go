@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/adapters/internal/client/httpclient"
 	"github.com/picomq/pico/domain"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 )
 
 func TestAppend(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 	"github.com/picomq/pico/ports"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 )
 
 func TestCreate(t *testing.T) {

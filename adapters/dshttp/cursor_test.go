@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 )
 
 // fixedClock returns a Config option that sets the cursor clock to t.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/picomq/pico/adapters/internal/streamsfake"
+	"github.com/picomq/pico/adapters/internal/server/streamsfake"
 	"github.com/picomq/pico/ports"
 )
 

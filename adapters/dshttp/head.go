@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 )
 
 // head handles HEAD: the stream's configuration and tail. It is not an

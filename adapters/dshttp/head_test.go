@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 )
 
 func TestHead(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/cors"
+	"github.com/picomq/pico/adapters/internal/server/cors"
 	"github.com/picomq/pico/domain"
 )
 

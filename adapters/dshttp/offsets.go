@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 )
 
 // A Durable Streams offset is "%016d_%016d" of a read sequence (always 0

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 )
 
 func TestCatchUp(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/picomq/pico/adapters/internal/authgate"
-	"github.com/picomq/pico/adapters/internal/streamroute"
+	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/domain"
 )
 

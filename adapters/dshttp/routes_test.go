@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/authgate"
-	"github.com/picomq/pico/adapters/internal/handlertest"
-	"github.com/picomq/pico/adapters/internal/streamroute"
+	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )

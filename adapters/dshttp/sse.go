@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 )
 
 // sseEvent is one event as sent: its raw text and its parsed fields.

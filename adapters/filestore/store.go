@@ -27,7 +27,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/picomq/pico/adapters/internal/objkey"
+	"github.com/picomq/pico/adapters/internal/storage/objkey"
 	"github.com/picomq/pico/ports"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/picomq/pico/adapters/internal/wakeups"
+	"github.com/picomq/pico/adapters/internal/storage/wakeups"
 	"github.com/picomq/pico/ports"
 )
 

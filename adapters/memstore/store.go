@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/picomq/pico/adapters/internal/objkey"
+	"github.com/picomq/pico/adapters/internal/storage/objkey"
 	"github.com/picomq/pico/ports"
 )
 

@@ -7,7 +7,7 @@ package picoclient
 import (
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/adapters/internal/client/httpclient"
 )
 
 // Options configure a Client (see httpclient.Options); an empty UserAgent

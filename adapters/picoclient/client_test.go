@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/adapters/internal/client/httpclient"
 	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )

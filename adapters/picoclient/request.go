@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/picomq/pico/adapters/internal/httpclient"
+	"github.com/picomq/pico/adapters/internal/client/httpclient"
 )
 
 // Response bodies are read whole, so they are capped: a read page is bounded

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )

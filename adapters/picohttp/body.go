@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 )
 
 // readBody reads the request body, at most cfg.MaxBodyBytes of it; a larger

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 )
 
 // maxExpiresAtMs is 9999-12-31T23:59:59.999Z, the last instant RFC 3339

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 )
 
 func TestParseExpiresAt(t *testing.T) {

@@ -1,6 +1,6 @@
 package picohttp
 
-import "github.com/picomq/pico/adapters/internal/streamsfake"
+import "github.com/picomq/pico/adapters/internal/server/streamsfake"
 
 // fakeStreams is the in-memory service both listeners' tests drive.
 type fakeStreams = streamsfake.Streams

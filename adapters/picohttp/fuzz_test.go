@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/cors"
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/cors"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )

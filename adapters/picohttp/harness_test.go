@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 	"github.com/picomq/pico/adapters/picowire"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/cors"
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/server/cors"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/adapters/picowire"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 )
 
 func listOf(t *testing.T, h *harness, target string) listBody {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/headerval"
-	"github.com/picomq/pico/adapters/internal/livehttp"
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"

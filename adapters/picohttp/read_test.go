@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/handlertest"
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )

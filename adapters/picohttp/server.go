@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/authgate"
-	"github.com/picomq/pico/adapters/internal/headerval"
-	"github.com/picomq/pico/adapters/internal/streamroute"
+	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/streamroute"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )

@@ -6,7 +6,7 @@
 //
 // It is a protocol codec, not product rules: records (domain.Record) and
 // everything the engine and data objects store stay in domain. Unsigned
-// header decimals are parsed by adapters/internal/headerval, shared with
+// header decimals are parsed by adapters/internal/wire/headerval, shared with
 // the Durable Streams listener.
 //
 // # Formats

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/picomq/pico/adapters/internal/headerval"
+	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/domain"
 )
 

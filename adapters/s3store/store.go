@@ -39,7 +39,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/picomq/pico/adapters/internal/objkey"
+	"github.com/picomq/pico/adapters/internal/storage/objkey"
 	"github.com/picomq/pico/ports"
 )
 

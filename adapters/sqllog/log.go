@@ -10,7 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/picomq/pico/adapters/internal/wakeups"
+	"github.com/picomq/pico/adapters/internal/storage/wakeups"
 	"github.com/picomq/pico/ports"
 )
 

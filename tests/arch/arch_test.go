@@ -126,9 +126,9 @@ func TestCheckWireKits(t *testing.T) {
 	}
 	allowed := []Package{
 		{Path: module + "/adapters/picohttp", Imports: []string{kit, module + "/domain", "github.com/labstack/echo/v4"}},
-		{Path: module + "/adapters/picoclient", Imports: []string{kit, module + "/adapters/internal/httpclient"}},
+		{Path: module + "/adapters/picoclient", Imports: []string{kit, module + "/adapters/internal/client/httpclient"}},
 		{Path: module + "/adapters/dshttp", Imports: []string{kit}},
-		{Path: kit, Imports: []string{module + "/domain", module + "/adapters/internal/headerval", "encoding/json"}},
+		{Path: kit, Imports: []string{module + "/domain", module + "/adapters/internal/wire/headerval", "encoding/json"}},
 		{Path: module + "/cmd/pico", Imports: []string{kit, module + "/adapters/picoclient"}},
 		{Path: module + "/tests/e2e", Imports: []string{kit, module + "/domain"}},
 	}
@@ -218,5 +218,37 @@ func TestTopLevelLayout(t *testing.T) {
 		if !strings.HasPrefix(top, ".") && !slices.Contains(allowed, top) {
 			t.Errorf("unexpected top-level entry %q", top)
 		}
+	}
+}
+
+// A server kit serves the listeners and a storage kit the stores and logs;
+// each kind may use its own kind and the client and wire kits.
+func TestCheckKitsServeTheirAdapters(t *testing.T) {
+	std := func(p string) bool { return !strings.Contains(p, ".") }
+	server, storage := module+"/adapters/internal/server/livehttp", module+"/adapters/internal/storage/objkey"
+	cases := map[string]Package{
+		"client imports a server kit":               {Path: module + "/adapters/picoclient", Imports: []string{server}},
+		"log imports a server kit":                  {Path: module + "/adapters/sqllog", Imports: []string{server}},
+		"listener imports a storage kit":            {Path: module + "/adapters/picohttp", Imports: []string{storage}},
+		"server kit imports a storage kit":          {Path: module + "/adapters/internal/server/streamroute", Imports: []string{storage}},
+		"storage kit imports a server kit":          {Path: module + "/adapters/internal/storage/wakeups", Imports: []string{server}},
+		"wire kit imports a server kit":             {Path: module + "/adapters/internal/wire/headerval", Imports: []string{server}},
+		"a listener-like name imports a server kit": {Path: module + "/adapters/picohttpx", Imports: []string{server}},
+	}
+	for name, p := range cases {
+		if got := Check(module, []Package{p}, std); len(got) != 1 {
+			t.Errorf("%s: got %d violations %v, want 1", name, len(got), got)
+		}
+	}
+	allowed := []Package{
+		{Path: module + "/adapters/picohttp", Imports: []string{server, module + "/adapters/internal/wire/headerval"}},
+		{Path: module + "/adapters/adminhttp", Imports: []string{server, module + "/adapters/internal/client/httpclient"}},
+		{Path: module + "/adapters/internal/server/streamroute", Imports: []string{module + "/adapters/internal/server/authgate"}},
+		{Path: module + "/adapters/s3store", Imports: []string{storage}},
+		{Path: module + "/adapters/memlog", Imports: []string{module + "/adapters/internal/storage/wakeups"}},
+		{Path: module + "/adapters/dsclient", Imports: []string{module + "/adapters/internal/client/httpclient"}},
+	}
+	if got := Check(module, allowed, std); len(got) != 0 {
+		t.Errorf("allowed imports reported: %v", got)
 	}
 }

@@ -36,6 +36,20 @@ var vendorOnlyInAdapters = []string{
 // tests import it), and, like every adapter, never app or another adapter.
 var wireKits = []string{"adapters/picowire"}
 
+// Kits under adapters/internal, by the adapters they serve: a server kit
+// (adapters/internal/server/...) only the listeners, a storage kit
+// (adapters/internal/storage/...) only the stores and logs, each also the
+// other kits of its kind. Client and wire kits (adapters/internal/client,
+// adapters/internal/wire) serve any adapter.
+var (
+	listeners      = []string{"adapters/picohttp", "adapters/dshttp", "adapters/adminhttp", "adapters/webhookhttp"}
+	storesAndLogs  = []string{"adapters/sqllog", "adapters/memlog", "adapters/s3store", "adapters/filestore", "adapters/memstore"}
+	kitsByAdapters = map[string][]string{
+		"adapters/internal/server":  listeners,
+		"adapters/internal/storage": storesAndLogs,
+	}
+)
+
 // Check returns every violation of the dependency rule among pkgs. module is
 // the module path; isStd reports whether an import path is standard library.
 func Check(module string, pkgs []Package, isStd func(string) bool) []string {
@@ -65,6 +79,8 @@ func violation(module, rel, imp string, std bool) string {
 		return "app may import only domain, ports and app"
 	case layer == "adapters" && isOwn && !adapterMayImport(rel, own):
 		return "an adapter may import domain, ports, its own packages and the shared wire kits, never app or another adapter"
+	case layer == "adapters" && isOwn && !kitServes(own, rel):
+		return "a server kit serves only the listeners, a storage kit only the stores and logs"
 	case layer == "adapters" && !std && !isOwn && isWireKit(rel):
 		return "a shared wire kit may import only the standard library and this module"
 	case layer != "adapters" && layer != "cmd" && layer != "tests" && isVendorConfined(imp):
@@ -81,6 +97,18 @@ func adapterMayImport(rel, own string) bool {
 	mine := "adapters/" + parts[1]
 	return under(own, "domain") || under(own, "ports") || under(own, mine) || under(own, "adapters/internal") ||
 		slices.Contains(wireKits, own)
+}
+
+// kitServes reports whether the package at rel may import own as far as
+// kits go: own is no server or storage kit, or rel is one of the adapters
+// (or kits) that kind of kit serves.
+func kitServes(own, rel string) bool {
+	for kind, users := range kitsByAdapters {
+		if under(own, kind) {
+			return under(rel, kind) || slices.ContainsFunc(users, func(a string) bool { return under(rel, a) })
+		}
+	}
+	return true
 }
 
 // isWireKit reports whether the package at rel (relative to the module) is

@@ -20,7 +20,7 @@ import (
 var serviceFeatures = conformance.StreamsFeatures{Forks: true, Clock: true}
 
 // TestStreams runs the suite against the real service on in-memory
-// adapters. The fake (adapters/internal/streamsfake) runs it in its own
+// adapters. The fake (adapters/internal/server/streamsfake) runs it in its own
 // package, which Go's internal rule keeps out of reach here.
 func TestStreams(t *testing.T) {
 	conformance.Streams(t, openService, serviceFeatures)

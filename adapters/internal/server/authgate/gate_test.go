@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/authgate"
+	"github.com/picomq/pico/adapters/internal/server/authgate"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/picomq/pico/adapters/internal/authgate"
+	"github.com/picomq/pico/adapters/internal/server/authgate"
 	"github.com/picomq/pico/domain"
 )
 

@@ -3,7 +3,7 @@ package streamsfake_test
 import (
 	"testing"
 
-	"github.com/picomq/pico/adapters/internal/streamsfake"
+	"github.com/picomq/pico/adapters/internal/server/streamsfake"
 	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/conformance"
 )

@@ -36,8 +36,9 @@ func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Recor
 // is stored compacted, so it fits on one line of an event stream.
 //
 // The body is checked and compacted in one pass (json.Compact refuses
-// invalid JSON) and the messages are cut from the compacted bytes, so every
-// message is one JSON value in UTF-8, as the stream service requires.
+// invalid JSON), and the messages are cut from the compacted bytes, which
+// they share: the stream service checks each again, as it does whoever
+// wrote it.
 func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(body))
@@ -48,21 +49,49 @@ func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
 	if compact[0] != '[' {
 		return []domain.Record{{Body: compact}}, nil
 	}
-	var records []domain.Record
-	dec := json.NewDecoder(bytes.NewReader(compact))
-	_, _ = dec.Token() // the opening bracket; the body is valid JSON
-	for dec.More() {
-		if len(records) == maxJSONMessages {
-			return nil, statusError(http.StatusRequestEntityTooLarge, "a JSON append holds at most %d messages", maxJSONMessages)
-		}
-		var raw json.RawMessage // a copy of the message's compacted bytes
-		_ = dec.Decode(&raw)
-		records = append(records, domain.Record{Body: raw})
-	}
-	if len(records) == 0 && !allowEmpty {
+	records, ok := arrayElements(compact)
+	switch {
+	case !ok:
+		return nil, statusError(http.StatusRequestEntityTooLarge, "a JSON append holds at most %d messages", maxJSONMessages)
+	case len(records) == 0 && !allowEmpty:
 		return nil, badRequest("an empty JSON array appends nothing")
 	}
 	return records, nil
+}
+
+// arrayElements cuts the elements out of a compacted JSON array that
+// json.Compact has checked: outside strings, a comma at the top depth ends
+// one. ok is false past maxJSONMessages.
+func arrayElements(array []byte) (records []domain.Record, ok bool) {
+	depth, start, inString, escaped := 0, 1, false, false
+	cut := func(end int) bool {
+		if len(records) == maxJSONMessages {
+			return false
+		}
+		records = append(records, domain.Record{Body: array[start:end:end]})
+		start = end + 1
+		return true
+	}
+	for i := 1; i < len(array)-1; i++ {
+		switch c := array[i]; {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped, inString = c == '\\', c != '"'
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0 && !cut(i):
+			return nil, false
+		}
+	}
+	if len(array) > 2 && !cut(len(array)-1) {
+		return nil, false
+	}
+	return records, true
 }
 
 // pageBody is the body of a read: for JSON streams one array of the

@@ -176,7 +176,7 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) error {
 	_, err := s.client.PutObject(ctx, in)
 	in.Body.(*requestBody).end()
 	if err != nil {
-		return fmt.Errorf("s3store: put %s: %w", key, err)
+		return fmt.Errorf("s3store: put %s: %w", key, s.explain(err))
 	}
 	return nil
 }
@@ -226,18 +226,18 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) error 
 			case gerr == nil || refused:
 				return fmt.Errorf("s3store: put-if-absent %s: %w", key, ports.ErrPrecondition)
 			case !errors.Is(gerr, ports.ErrNotFound):
-				return fmt.Errorf("s3store: put-if-absent %s: %w (outcome unknown: reading the key back failed: %v)", key, err, gerr)
+				return fmt.Errorf("s3store: put-if-absent %s: %w (outcome unknown: reading the key back failed: %v)", key, s.explain(err), gerr)
 			}
 		}
 		if !again || attempt == putIfAbsentAttempts {
 			if conflict {
 				return fmt.Errorf("s3store: put-if-absent %s: %w (conflicting writes persisted: %v)", key, ports.ErrPrecondition, err)
 			}
-			return fmt.Errorf("s3store: put-if-absent %s: %w", key, err)
+			return fmt.Errorf("s3store: put-if-absent %s: %w", key, s.explain(err))
 		}
 		delay, _ := s.backoff(attempt, err)
 		if werr := sleep(ctx, delay); werr != nil {
-			return fmt.Errorf("s3store: put-if-absent %s: %w (after %v)", key, werr, err)
+			return fmt.Errorf("s3store: put-if-absent %s: %w (after %v)", key, werr, s.explain(err))
 		}
 		in.Body = newRequestBody(body)
 	}
@@ -287,7 +287,7 @@ func (s *Store) get(ctx context.Context, key string, off, length int64) ([]byte,
 		// No byte range is empty, so only the object's existence is asked.
 		_, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + key)})
 		if err != nil {
-			return nil, notFound(err)
+			return nil, s.explain(notFound(err))
 		}
 		return []byte{}, nil
 	}
@@ -306,7 +306,7 @@ func (s *Store) get(ctx context.Context, key string, off, length int64) ([]byte,
 		if errorCode(err) == "InvalidRange" || httpStatus(err) == http.StatusRequestedRangeNotSatisfiable {
 			return []byte{}, nil
 		}
-		return nil, notFound(err)
+		return nil, s.explain(notFound(err))
 	}
 	defer out.Body.Close()
 	body, err := readBody(out.Body, aws.ToInt64(out.ContentLength))
@@ -366,7 +366,7 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]po
 		}
 		page, err := s.client.ListObjectsV2(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("s3store: list %s: %w", prefix, err)
+			return nil, fmt.Errorf("s3store: list %s: %w", prefix, s.explain(err))
 		}
 		for _, obj := range page.Contents {
 			key := strings.TrimPrefix(aws.ToString(obj.Key), s.prefix)
@@ -394,7 +394,7 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	if len(keys) == 1 {
 		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + keys[0])})
 		if err != nil && !errors.Is(notFound(err), ports.ErrNotFound) {
-			return fmt.Errorf("s3store: delete %s: %w", keys[0], err)
+			return fmt.Errorf("s3store: delete %s: %w", keys[0], s.explain(err))
 		}
 		return nil
 	}
@@ -417,7 +417,7 @@ func (s *Store) deleteMany(ctx context.Context, keys []string) error {
 	out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(s.bucket),
 		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
 	if err != nil {
-		return fmt.Errorf("s3store: delete %d keys from %s: %w", len(keys), keys[0], err)
+		return fmt.Errorf("s3store: delete %d keys from %s: %w", len(keys), keys[0], s.explain(err))
 	}
 	// Quiet mode lists only the keys that failed.
 	for _, e := range out.Errors {

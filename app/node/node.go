@@ -98,7 +98,9 @@ type Node struct {
 // succeed: a lower or equal epoch than the recorded one means another process
 // with this node id is newer, and starting would be fenced anyway. A live
 // process with this node id at another address is not fenced: Start fails
-// with ErrNodeIDInUse (checkIDFree).
+// with ErrNodeIDInUse (checkIDFree). Before it writes anything, Start
+// refuses a log another cluster recorded and stores that fail their check
+// (ErrStoreCheck; startcheck.go).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -120,6 +122,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if !explicitEpoch {
 		cfg.Epoch = freshEpoch(view, cfg.ID, cfg.Now())
+	}
+	if err := checkClusterID(&view, cfg.ClusterID); err != nil {
+		plane.Close()
+		return nil, err
+	}
+	if err := checkStores(ctx, cfg); err != nil {
+		plane.Close()
+		return nil, err
 	}
 	predecessor := ""
 	if prev, ok := view.Node(cfg.ID); ok {
@@ -402,8 +412,5 @@ func claimCluster(ctx context.Context, plane *meta.Plane, by domain.Proposer, id
 		return nil
 	}
 	v := plane.View()
-	if cur, ok := v.KV(domain.SpaceRegistry, clusterKey); ok && string(cur.Value) != id {
-		return fmt.Errorf("node: the metadata log belongs to cluster %q, not %q", cur.Value, id)
-	}
-	return nil
+	return checkClusterID(&v, id) // another cluster's node claimed it first
 }

@@ -186,10 +186,11 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := openMetaLog(ctx, f.metaURL)
+	log, unlock, err := openMetaLog(ctx, f.metaURL)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	defer log.Close()
 	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
@@ -242,14 +243,24 @@ func serve(args []string) error {
 	}
 }
 
-func openMetaLog(ctx context.Context, url string) (*sqllog.Log, error) {
+// openMetaLog opens the metadata log; a SQLite file is locked for this
+// process first (lockMetaFile), and release lets it go after the log.
+func openMetaLog(ctx context.Context, url string) (log *sqllog.Log, release func(), err error) {
+	release = func() {}
 	if path, ok := strings.CutPrefix(url, "sqlite:"); ok && !strings.Contains(path, ":memory:") {
 		path = strings.TrimPrefix(path, "//")
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("create metadata directory: %w", err)
+			return nil, nil, fmt.Errorf("create metadata directory: %w", err)
+		}
+		if release, err = lockMetaFile(path); err != nil {
+			return nil, nil, err
 		}
 	}
-	return sqllog.Open(ctx, url)
+	if log, err = sqllog.Open(ctx, url); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return log, release, nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {

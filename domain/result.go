@@ -1,6 +1,9 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ResultCode says how Apply treated a command. Codes are stable (they cross
 // the wire between app and adapters) and append-only.
@@ -54,11 +57,13 @@ type Result struct {
 // OK reports whether the command took effect now or had already (redundant).
 func (r Result) OK() bool { return r.Code == ResultOK || r.Code == ResultRedundant }
 
+// String is the result as errors and logs show it to an operator: the
+// reason of a rejection, else its code in words (the value is internal).
 func (r Result) String() string {
-	if r.Reason == "" {
-		return fmt.Sprintf("%s(%d)", r.Code, r.Value)
+	if r.Reason != "" {
+		return r.Reason
 	}
-	return fmt.Sprintf("%s(%d): %s", r.Code, r.Value, r.Reason)
+	return strings.ReplaceAll(r.Code.String(), "-", " ")
 }
 
 func ok(v uint64) Result        { return Result{Code: ResultOK, Value: v} }

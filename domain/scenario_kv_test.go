@@ -121,11 +121,12 @@ func TestResultStrings(t *testing.T) {
 			t.Errorf("ResultCode(%d) = %q, want %q", code, got, want)
 		}
 	}
-	if got := (Result{Code: ResultOK, Value: 3}).String(); got != "ok(3)" {
-		t.Errorf("got %q", got)
-	}
-	if got := (Result{Code: ResultGap, Reason: "hole"}).String(); got != "gap(0): hole" {
-		t.Errorf("got %q", got)
+	// An operator reads these in errors and logs: no internal codes or values.
+	for r, want := range map[Result]string{{Code: ResultOK, Value: 3}: "ok", {Code: ResultNodeFenced}: "node fenced",
+		{Code: ResultGap, Value: 7, Reason: "hole"}: "hole"} {
+		if got := r.String(); got != want {
+			t.Errorf("%#v.String() = %q, want %q", r, got, want)
+		}
 	}
 	for code := ResultOK; code <= ResultGap; code++ {
 		if got, want := (Result{Code: code}).OK(), code == ResultOK || code == ResultRedundant; got != want {

@@ -67,6 +67,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	status, message := s.describe(err, h)
 	message = authgate.Relative(c.Request().Context(), message)
 	authgate.SetChallenge(h, status)
+	streamroute.SetRetryAfter(h, status)
 	var he *httpError
 	switch {
 	case c.Request().Method == http.MethodHead:

@@ -188,6 +188,9 @@ func TestServiceErrorsMapToStatuses(t *testing.T) {
 			t.Errorf("internal error leaked: %q", rec.Body)
 		}
 		handlertest.WantHeaders(t, rec, "Cache-Control", "no-store")
+		if retry := rec.Header().Get("Retry-After"); (retry == "1") != (tc.status == http.StatusServiceUnavailable) {
+			t.Errorf("%v: %d with Retry-After %q; want 1 exactly on 503", tc.err, tc.status, retry)
+		}
 	}
 }
 

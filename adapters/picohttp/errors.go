@@ -85,6 +85,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	status, body := s.describe(err, h)
 	body.Message = authgate.Relative(c.Request().Context(), body.Message)
 	authgate.SetChallenge(h, status)
+	streamroute.SetRetryAfter(h, status)
 	if body.Error == codeMethodNotAllowed {
 		h.Set(echo.HeaderAllow, allowedMethods)
 	}

@@ -151,8 +151,8 @@ func TestServiceErrorsMapToStatusAndCode(t *testing.T) {
 		{withNext(ports.ErrMatchFailed, false), 412, "match_failed", []string{"Pico-Next-Seq", "7"}},
 		{fenced, 403, "fenced", []string{"Pico-Producer-Epoch", "3"}},
 		{gap, 409, "sequence_gap", []string{"Pico-Expected-Seq", "4", "Pico-Received-Seq", "9"}},
-		{ports.ErrUnavailable, 503, "unavailable", nil},
-		{context.Canceled, 503, "unavailable", nil},
+		{ports.ErrUnavailable, 503, "unavailable", []string{"Retry-After", "1"}},
+		{context.Canceled, 503, "unavailable", []string{"Retry-After", "1"}},
 		{errors.New("disk on fire"), 500, "internal", nil},
 		{&ports.StreamError{Kind: errors.New("odd")}, 500, "internal", nil},
 	} {

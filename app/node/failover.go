@@ -187,6 +187,7 @@ func (n *Node) judge(ctx context.Context, watch beatWatch, mine time.Time, readi
 	readings.note(n.cfg.Logger, err, "heartbeat reading not usable: silences of other nodes are not counted meanwhile",
 		"heartbeats read again")
 	if err == nil { // judge on fresh evidence only
+		n.confirmBeat(ctx, mine) // the reading shows this round's beat
 		n.fenceSilent(ctx, watch)
 	}
 	return watch

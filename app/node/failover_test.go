@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -361,5 +362,36 @@ func TestCleanStopLeavesTheCluster(t *testing.T) {
 	time.Sleep(3 * testFailoverAfter)
 	if n := judge.Stats().NodesFenced; n != 0 {
 		t.Fatalf("the judge fenced %d nodes after a clean stop, want 0", n)
+	}
+}
+
+// A process whose beats stop being confirmed answers for its streams with
+// ErrUnavailable once the cluster may have fenced it, never from its own
+// state, and answers again once a beat is confirmed.
+func TestUnconfirmedBeatsStopFinalAnswers(t *testing.T) {
+	c := newFailoverCluster(t)
+	beats := newFlakyBeats(c.log.Heartbeats())
+	n := c.start(1, nil, beats)
+	ctx := context.Background()
+	svc := n.Streams()
+	if _, _, err := svc.Create(ctx, "/s", domain.StreamConfig{}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	gap := ports.AppendRequest{Records: []domain.Record{{Body: []byte("x")}}, Producer: &domain.ProducerStamp{ID: "p", Seq: 5}}
+	if _, err := svc.Append(ctx, "/s", gap); !errors.Is(err, ports.ErrProducerGap) {
+		t.Fatalf("a gap while the beats are confirmed: %v, want ErrProducerGap", err)
+	}
+	beats.fail(true)
+	waitFor(t, "the tenure to end", func() bool {
+		_, err := svc.Append(ctx, "/s", gap)
+		return errors.Is(err, ports.ErrUnavailable)
+	})
+	if _, err := svc.Read(ctx, "/s", 0, ports.ReadLimits{}); !errors.Is(err, ports.ErrUnavailable) {
+		t.Errorf("a read with the beats unconfirmed: %v, want ErrUnavailable", err)
+	}
+	beats.fail(false)
+	waitFor(t, "a confirmed beat", func() bool { return n.Serving() == nil })
+	if _, err := svc.Append(ctx, "/s", gap); !errors.Is(err, ports.ErrProducerGap) {
+		t.Fatalf("a gap once a beat is confirmed again: %v, want ErrProducerGap", err)
 	}
 }

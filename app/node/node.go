@@ -92,6 +92,8 @@ type Node struct {
 	fenceCause string             // set before fenced closes
 	stopLease  context.CancelFunc // nil without a lease
 	failover   failoverStats
+	// tenure is when the last confirmed beat began (see Tenure).
+	tenure atomic.Pointer[time.Time]
 }
 
 // Start opens the metadata plane and registers the node. Registration must
@@ -136,8 +138,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// Registration below fences it, or fails: then nothing is taken.
 		predecessor = leaseHolder(cfg.ID, prev.Epoch)
 	}
+	registering := cfg.Now() // the registration is the first confirmed beat
 	reg := &domain.RegisterNode{Node: cfg.ID, Epoch: cfg.Epoch, Address: cfg.Address, Slots: cfg.Slots,
-		NowMs: cfg.Now().UnixMilli()}
+		NowMs: registering.UnixMilli()}
 	r, err := plane.ProposeOne(ctx, reg)
 	switch {
 	case err != nil:
@@ -159,6 +162,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, plane: plane, fenced: make(chan struct{})}
+	n.tenure.Store(&registering)
 	if err := n.startAuth(ctx); err != nil {
 		plane.Close()
 		return nil, err
@@ -204,7 +208,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.engine.RunMaintenance(ctx, n, every, time.Second) }()
 	n.streams = streams.New(streams.Config{Plane: n.plane, Engine: n.engine, By: n.Proposer(),
-		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger})
+		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving})
 	retain := cfg.RetentionEvery
 	if retain <= 0 {
 		retain = 2 * time.Second

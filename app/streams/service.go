@@ -23,6 +23,10 @@ type Config struct {
 	Address string
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// Serving, when set, says whether this process may still answer for
+	// the streams it writes (nil: it may); every operation on a stream
+	// open here asks it first.
+	Serving func() error
 }
 
 // Service implements ports.Streams on the engine.
@@ -180,6 +184,11 @@ func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
 // shutdown's hand-off closes them all); without this, a request racing the
 // close would get a 503.
 func (s *Service) openAnd(ctx context.Context, st stream, op func(engine.Handle) error) error {
+	if s.cfg.Serving != nil {
+		if err := s.cfg.Serving(); err != nil {
+			return err
+		}
+	}
 	for retried := false; ; retried = true {
 		h, err := s.open(ctx, st)
 		if err != nil {

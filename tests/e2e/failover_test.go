@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,8 +66,29 @@ func TestFailoverWithoutOperator(t *testing.T) {
 			m["pico_nodes_fenced_total"], m["pico_heartbeat_failing"], m["pico_dead_wal_takeovers_total"], err)
 	}
 
+	// A request that reaches the paused owner is served when it resumes,
+	// fenced by then: from its stale state this producer's seq 5 is a gap,
+	// a final 409; it must answer 503 (retry), or nothing at all.
+	stale := make(chan string, 1)
+	go func() {
+		h := http.Header{"Pico-Producer-Id": {"p"}, "Pico-Producer-Epoch": {"0"}, "Pico-Producer-Seq": {"5"},
+			"Content-Type": {"text/plain"}}
+		r, err := do("POST", owner.URL+path, h, []byte("late"))
+		switch {
+		case err != nil:
+			stale <- ""
+		case r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "":
+			stale <- fmt.Sprintf("%s: %d %s", r.what, r.status, clipBody(r.body))
+		default:
+			stale <- ""
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // the request waits in the paused owner's backlog
 	if err := owner.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
+	}
+	if answer := <-stale; answer != "" {
+		t.Errorf("the fenced owner answered from its stale state: %s", answer)
 	}
 	if code := owner.AwaitExit(t, 30*time.Second); code == 0 {
 		t.Fatalf("the fenced owner exited 0\nstderr:\n%s", owner.Stderr)

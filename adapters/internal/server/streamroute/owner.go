@@ -54,3 +54,12 @@ func AnswerRedirect(err error, c echo.Context) bool {
 	_ = c.NoContent(http.StatusTemporaryRedirect)
 	return true
 }
+
+// SetRetryAfter asks a client to come back in a second on a 503: the
+// service answers it while it cannot say yet (shutting down, its tenure
+// unconfirmed, a stream changing hands), never as a final answer.
+func SetRetryAfter(h http.Header, status int) {
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", "1")
+	}
+}

@@ -219,6 +219,8 @@ func (s *Service) engineError(st stream, err error) error {
 			}
 		}
 		return ports.Errorf(ports.ErrUnavailable, "stream %s is served by another node", st.Name)
+	case errors.Is(err, wal.ErrFailed):
+		return ports.Errorf(ports.ErrUnavailable, "this node cannot make appends durable, it takes none until it restarts: %v", err)
 	case errors.Is(err, engine.ErrFenced), errors.Is(err, wal.ErrClosed), errors.Is(err, engine.ErrNotLocal):
 		return ports.Errorf(ports.ErrUnavailable, "this node no longer serves %s: %v", st.Name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -685,4 +686,23 @@ func TestJSONStreamsTakeOnlyJSONRecords(t *testing.T) {
 	}
 	_, err = p.svc.Append(ctx, "/j", ports.AppendRequest{Records: recs("not json")})
 	streamErr(t, err, ports.ErrStreamClosed)
+}
+
+// downStore refuses every write, as an object store that is down does.
+type downStore struct{ ports.ObjectStore }
+
+func (downStore) PutIfAbsent(context.Context, string, []byte) error {
+	return errors.New("store down")
+}
+
+// An append the WAL cannot make durable is answered as unavailable (a 503
+// a client retries), not as an internal error.
+func TestAppendOnAFailedWALIsUnavailable(t *testing.T) {
+	log, store, c := memlogAndStore()
+	p := start(t, log, downStore{store}, 1, c)
+	mustCreate(t, p, "/s")
+	_, err := p.svc.Append(context.Background(), "/s", ports.AppendRequest{Records: recs("x")})
+	if se := streamErr(t, err, ports.ErrUnavailable); !strings.Contains(se.Message, "cannot make appends durable") {
+		t.Fatalf("append on a failed WAL: %v", err)
+	}
 }

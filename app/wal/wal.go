@@ -21,6 +21,9 @@ var (
 	ErrFenced = errors.New("wal: fenced by a newer owner")
 	// ErrClosed: the WAL was closed.
 	ErrClosed = errors.New("wal: closed")
+	// ErrFailed: the object store refused a bulk past RetryFor; the WAL
+	// acknowledges nothing more (the process must restart).
+	ErrFailed = errors.New("wal: the object store failed for longer than the retry window")
 )
 
 // Config tunes a WAL. Zero values take the defaults.
@@ -373,7 +376,7 @@ func (w *WAL) put(key string, body []byte) error {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("wal: upload %s: %w", key, err)
+			return fmt.Errorf("%w: upload %s: %w", ErrFailed, key, err)
 		}
 		w.cfg.Logger.Warn("WAL upload failed, retrying", "key", key, "err", err, "backoff", backoff)
 		time.Sleep(backoff)

@@ -9,10 +9,20 @@ import (
 	"github.com/picomq/pico/domain"
 )
 
-func nodesOf(v *domain.State) []adminwire.Node {
+// nodesOf lists the registered nodes, with their liveness when node tells
+// it (a MemberNode).
+func nodesOf(v *domain.State, node Node) []adminwire.Node {
+	m, live := node.(MemberNode)
 	out := []adminwire.Node{}
 	v.Nodes(func(n *domain.Node) bool {
-		out = append(out, nodeOf(n))
+		w := nodeOf(n)
+		if live {
+			if state, quiet, known := m.Liveness(n.ID); known {
+				ms := quiet.Milliseconds()
+				w.State, w.HeartbeatAgeMs = state, &ms
+			}
+		}
+		out = append(out, w)
 		return true
 	})
 	return out
@@ -26,10 +36,10 @@ func (h handlers) cluster(c echo.Context) error {
 	v := h.n.View()
 	epoch, held := h.n.LeaseHolder()
 	return c.JSON(http.StatusOK, adminwire.Cluster{AppliedIndex: v.Index, Streams: v.StreamCount(),
-		Garbage: v.GarbageCount(), LeaseHeld: held, LeaseEpoch: epoch, Nodes: nodesOf(&v)})
+		Garbage: v.GarbageCount(), LeaseHeld: held, LeaseEpoch: epoch, Nodes: nodesOf(&v, h.n)})
 }
 
 func (h handlers) nodes(c echo.Context) error {
 	v := h.n.View()
-	return c.JSON(http.StatusOK, nodesOf(&v))
+	return c.JSON(http.StatusOK, nodesOf(&v, h.n))
 }

@@ -123,7 +123,7 @@ func TestDashboard(t *testing.T) {
 		maps.Copy(matcherFields, m.(map[string]any))
 	}
 	objects := map[string]map[string]any{
-		"n":      keys(t, adminwire.Node{}),
+		"n":      keys(t, adminwire.Node{State: "alive", HeartbeatAgeMs: new(int64)}),
 		"tok":    keys(t, record),
 		"list":   keys(t, adminwire.Tokens{}),
 		"issued": keys(t, adminwire.IssuedToken{Token: record, Wire: "w"}),

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,6 +43,16 @@ type Node interface {
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.
 	Metrics() []Metric
+}
+
+// MemberNode is a Node that tells how the nodes it sees are doing; the
+// listings of another Node show only the registrations.
+type MemberNode interface {
+	Node
+	// Liveness is node id's state ("alive", "suspect", "fenced") and for
+	// how long its heartbeat has looked the same; known is false when
+	// this node cannot tell.
+	Liveness(id domain.NodeID) (state string, quiet time.Duration, known bool)
 }
 
 // AuthNode is a Node that authorizes requests and administers tokens;

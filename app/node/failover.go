@@ -166,6 +166,7 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 				"heartbeat recorded again")
 			if n.cfg.FailoverAfter > 0 {
 				watch = n.judge(ctx, watch, mine, &readings)
+				n.watch.Store(&watch)
 			}
 		}
 		select {

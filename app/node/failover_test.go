@@ -395,3 +395,25 @@ func TestUnconfirmedBeatsStopFinalAnswers(t *testing.T) {
 		t.Fatalf("a gap once a beat is confirmed again: %v, want ErrProducerGap", err)
 	}
 }
+
+// The judge sees a beating node alive, a silent one suspect, then fenced.
+func TestLivenessFollowsTheHeartbeats(t *testing.T) {
+	c := newFailoverCluster(t)
+	judge := c.start(1, c.log.Lease(), c.log.Heartbeats())
+	beats := newDroppingBeats(c.log.Heartbeats())
+	c.start(2, nil, beats)
+	state := func(id domain.NodeID) string { s, _, _ := judge.Liveness(id); return s }
+	waitFor(t, "node 2 alive", func() bool { return state(2) == StateAlive })
+	if s, _, known := judge.Liveness(1); !known || s != StateAlive {
+		t.Fatalf("the judge sees itself %q (known %v), want alive", s, known)
+	}
+	beats.fail(true)
+	waitFor(t, "node 2 suspect", func() bool { return state(2) == StateSuspect })
+	if _, quiet, _ := judge.Liveness(2); quiet < 2*20*time.Millisecond {
+		t.Errorf("a suspect whose heartbeat looked the same for %v, want at least two beats", quiet)
+	}
+	waitFor(t, "node 2 fenced", func() bool { return state(2) == StateFenced })
+	if _, _, known := judge.Liveness(3); known {
+		t.Error("an unregistered node has a state")
+	}
+}

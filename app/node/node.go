@@ -94,6 +94,8 @@ type Node struct {
 	failover   failoverStats
 	// tenure is when the last confirmed beat began (see Tenure).
 	tenure atomic.Pointer[time.Time]
+	// watch is the heartbeat watch as of the last round (Liveness).
+	watch atomic.Pointer[beatWatch]
 }
 
 // Start opens the metadata plane and registers the node. Registration must

@@ -181,9 +181,16 @@ func adminNodes(ctx context.Context, c *adminCommand, stdout io.Writer) error {
 }
 
 func nodeTable(w io.Writer, nodes []adminclient.Node) {
-	fmt.Fprintln(w, "NODE\tEPOCH\tADDRESS\tSLOTS\tSTREAMS")
+	fmt.Fprintln(w, "NODE\tEPOCH\tADDRESS\tSLOTS\tSTREAMS\tSTATE\tHEARTBEAT")
 	for _, n := range nodes {
-		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\n", n.ID, n.Epoch, n.Address, n.Slots, n.Assigned)
+		state, beat := "-", "-"
+		if n.State != "" {
+			state = n.State
+		}
+		if n.HeartbeatAgeMs != nil {
+			beat = fmt.Sprintf("%.1fs ago", float64(*n.HeartbeatAgeMs)/1000)
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\n", n.ID, n.Epoch, n.Address, n.Slots, n.Assigned, state, beat)
 	}
 }
 

@@ -92,9 +92,9 @@ func TestAdminShowsTheClusterNodesAndStreams(t *testing.T) {
 	isolate(t)
 	_, url := newFakeAdmin(t)
 	pico(t, "", "admin", "nodes", "--admin-endpoint", url).want(t, 0,
-		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS\n"+
-			"1     5      http://n1:4437  1      2\n"+
-			"2     9      http://n2:4437  2      0\n", "")
+		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS  STATE  HEARTBEAT\n"+
+			"1     5      http://n1:4437  1      2        -      -\n"+
+			"2     9      http://n2:4437  2      0        -      -\n", "")
 	r := pico(t, "", "admin", "cluster", "--admin-endpoint", url)
 	for _, want := range []string{"applied index      4\n", "streams            2\n", "held by this node (epoch 7)", "2     9      http://n2:4437"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
@@ -141,7 +141,7 @@ func TestAdminSetSlots(t *testing.T) {
 	isolate(t)
 	f, url := newFakeAdmin(t)
 	pico(t, "", "admin", "set-slots", "2", "--slots", "0", "--admin-endpoint", url).want(t, 0,
-		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS\n2     9      http://n2:4437  0      0\n", "")
+		"NODE  EPOCH  ADDRESS         SLOTS  STREAMS  STATE  HEARTBEAT\n2     9      http://n2:4437  0      0        -      -\n", "")
 	if f.slots(2) != 0 {
 		t.Fatal("node 2's slots did not change")
 	}

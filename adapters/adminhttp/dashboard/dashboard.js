@@ -143,7 +143,8 @@ async function refresh() {
       ["maintenance lease", c.leaseHeldHere ? "held by this node (epoch " + c.leaseEpoch + ")" : "not held by this node"],
     ]);
     document.getElementById("nodes").replaceChildren(
-      ...c.nodes.map((n) => cells([n.id, n.epoch, n.address, n.slots, n.assignedStreams])));
+      ...c.nodes.map((n) => cells([n.id, n.epoch, n.address, n.slots, n.assignedStreams, n.state || "-",
+        n.heartbeatAgeMs === undefined ? "-" : (n.heartbeatAgeMs / 1000).toFixed(1) + " s ago"])));
     note(status, "updated " + new Date().toLocaleTimeString(), false);
   } catch (err) {
     note(status, "cannot read the cluster: " + err.message, true);

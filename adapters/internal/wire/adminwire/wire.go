@@ -12,6 +12,12 @@ type Node struct {
 	Address  string `json:"address"`
 	Slots    uint32 `json:"slots"`
 	Assigned uint32 `json:"assignedStreams"`
+	// State is how the answering node sees it: alive, suspect or fenced
+	// (by the cluster, or by itself on leaving); empty when it cannot tell.
+	State string `json:"state,omitempty"`
+	// HeartbeatAgeMs is for how long its heartbeat has looked the same to
+	// the answering node, with State.
+	HeartbeatAgeMs *int64 `json:"heartbeatAgeMs,omitempty"`
 }
 
 // Cluster is the metadata view as the answering node applied it.

@@ -389,8 +389,11 @@ func TestUnconfirmedBeatsStopFinalAnswers(t *testing.T) {
 	if _, err := svc.Read(ctx, "/s", 0, ports.ReadLimits{}); !errors.Is(err, ports.ErrUnavailable) {
 		t.Errorf("a read with the beats unconfirmed: %v, want ErrUnavailable", err)
 	}
+	if err := n.Ready(); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "heartbeat has not been confirmed") {
+		t.Errorf("ready with the beats unconfirmed: %v", err)
+	}
 	beats.fail(false)
-	waitFor(t, "a confirmed beat", func() bool { return n.Serving() == nil })
+	waitFor(t, "a confirmed beat", func() bool { return n.Ready() == nil })
 	if _, err := svc.Append(ctx, "/s", gap); !errors.Is(err, ports.ErrProducerGap) {
 		t.Fatalf("a gap once a beat is confirmed again: %v, want ErrProducerGap", err)
 	}

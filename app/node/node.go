@@ -308,6 +308,9 @@ func (n *Node) Ready() error {
 	if reg, ok := v.Node(n.cfg.ID); !ok || reg.Epoch != n.cfg.Epoch {
 		return fmt.Errorf("%w: node %d epoch %d is not the registered process", ErrNotReady, n.cfg.ID, n.cfg.Epoch)
 	}
+	if err := n.Serving(); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotReady, err)
+	}
 	return nil
 }
 

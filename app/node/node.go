@@ -48,6 +48,9 @@ type Config struct {
 	Store, WALStore ports.ObjectStore
 	WAL             wal.Config    // tuning; store and identity are filled in
 	Engine          engine.Config // tuning; dependencies are filled in
+	// StoreFailingReady is how long the WAL's store may refuse writes
+	// before Ready fails (DefaultStoreFailingReady).
+	StoreFailingReady time.Duration
 	// UploadEvery is the interval of uploads to data objects (1 s).
 	UploadEvery time.Duration
 	// RetentionEvery is the interval of record retention and stream expiry
@@ -69,6 +72,11 @@ type Config struct {
 	// unless stored already; another secret under its id fails Start.
 	AuthBootstrap string
 }
+
+// DefaultStoreFailingReady is how long the WAL's store may refuse writes
+// before the node reports itself not ready: a blip passes unseen, an
+// outage shows.
+const DefaultStoreFailingReady = 5 * time.Second
 
 // ErrNotReady explains why the node does not take traffic.
 var ErrNotReady = errors.New("node: not ready")
@@ -114,6 +122,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if cfg.BeatEvery <= 0 {
 		cfg.BeatEvery = DefaultBeatEvery
+	}
+	if cfg.StoreFailingReady <= 0 {
+		cfg.StoreFailingReady = DefaultStoreFailingReady
 	}
 	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger})
 	if err != nil {
@@ -302,6 +313,9 @@ func (n *Node) Ready() error {
 	if n.wal != nil {
 		if err := n.wal.Err(); err != nil {
 			return fmt.Errorf("%w: WAL: %v", ErrNotReady, err)
+		}
+		if d := n.wal.FailingFor(); d > n.cfg.StoreFailingReady {
+			return fmt.Errorf("%w: the object store has refused the WAL's writes for %v (they are retried)", ErrNotReady, d.Round(time.Second))
 		}
 	}
 	v := n.plane.View()

@@ -111,6 +111,19 @@ type WAL struct {
 	closing bool
 
 	puts, submissions, putNanos atomic.Int64
+	// failingSince is when the oldest PUT now being retried first failed
+	// (unix nanoseconds, 0: none is failing).
+	failingSince atomic.Int64
+}
+
+// FailingFor is for how long the store has been refusing a bulk that is
+// still being retried (0 while every PUT works).
+func (w *WAL) FailingFor() time.Duration {
+	since := w.failingSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, since))
 }
 
 // draft is the open bulk: the object's bytes, header first, as they will be
@@ -373,8 +386,12 @@ func (w *WAL) put(key string, body []byte) error {
 	for {
 		err := w.tryPut(key, body)
 		if err == nil || errors.Is(err, ErrFenced) {
+			if err == nil {
+				w.failingSince.Store(0)
+			}
 			return err
 		}
+		w.failingSince.CompareAndSwap(0, time.Now().UnixNano())
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: upload %s: %w", ErrFailed, key, err)
 		}

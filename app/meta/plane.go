@@ -94,8 +94,10 @@ type Plane struct {
 	applied uint64
 	changed chan struct{}       // closed and replaced after every publish
 	pending map[uint64]*rowWait // rows this node is appending, by index
-	halted  error
-	closed  bool
+	// appliedHook, when set, sees every command the tailer applies (OnApplied).
+	appliedHook atomic.Pointer[func(index uint64, cmd domain.Command, r domain.Result)]
+	halted      error
+	closed      bool
 }
 
 // Open loads the latest snapshot, replays the log to its tail, and starts
@@ -128,6 +130,13 @@ func Open(ctx context.Context, cfg Config) (*Plane, error) {
 	go func() { defer p.done.Done(); p.flush(runCtx) }()
 	go func() { defer p.done.Done(); p.deliver(runCtx) }()
 	return p, nil
+}
+
+// OnApplied has fn see every command the tailer applies from now on, with
+// its row's index and result, before the row's view is published (wait
+// for it with WaitFor). fn runs on the tailer: it must not block.
+func (p *Plane) OnApplied(fn func(index uint64, cmd domain.Command, r domain.Result)) {
+	p.appliedHook.Store(&fn)
 }
 
 // View returns the latest published state. It is immutable: its maps are

@@ -156,6 +156,11 @@ func (t *tailer) applyRow(row ports.Row) error {
 	}
 	results := t.state.ApplyRow(row.Index, cmds)
 	t.logBytes += len(row.Payload)
+	if hook := t.p.appliedHook.Load(); hook != nil {
+		for i, c := range cmds {
+			(*hook)(row.Index, c, results[i])
+		}
+	}
 	t.p.mu.Lock()
 	if w := t.p.pending[row.Index]; w != nil {
 		w.applied(row.Payload, results)

@@ -214,6 +214,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	e := cfg.Engine
 	e.Plane, e.By, e.Store, e.WAL, e.Logger, e.Now = n.plane, n.Proposer(), cfg.Store, n.wal, cfg.Logger, cfg.Now
 	n.engine = engine.New(e)
+	n.takeTransfers(ctx)
 	every := cfg.UploadEvery
 	if every <= 0 {
 		every = time.Second

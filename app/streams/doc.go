@@ -95,7 +95,9 @@
 // it (or any node, if none does: StartTransfer of an open stream is
 // refused unless its writer proposes it). That node records StartTransfer,
 // records an idle-TTL stream's last access (as a handoff does), and closes
-// the stream (Engine.Close). Until the target opens it, nobody else may
+// the stream (Engine.Close). The target opens it as soon as it applies the
+// transfer and sees the stream let go (node.takeTransfers), or at the
+// next request for it. Until the target opens it, nobody else may
 // (OpenStream refuses others; the engine answers them ErrNotOwner, which
 // the service turns into a redirect to the target), and every node routes
 // its requests there. The writer itself may open it again after a close of

@@ -12,8 +12,9 @@ import (
 // Transfer moves stream name to node to, which must be registered with
 // slots. It records the transfer (StartTransfer) and, if this process
 // writes the stream, lets it go (Engine.Close: every record committed to
-// data objects), so to opens it from the metadata alone at its next
-// request, which every node sends there from now on. Until to opens it,
+// data objects), so to opens it from the metadata alone: as soon as it
+// applies the transfer (node.takeTransfers), or at the next request, which
+// every node sends there from now on. Until to opens it,
 // no other node may (a target that loses its slots, or is fenced, ends the
 // transfer: domain.State.PendingTransfer).
 //

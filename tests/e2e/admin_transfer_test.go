@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAdminTransferMovesAStream moves a stream between two nodes with
@@ -18,9 +19,20 @@ func TestAdminTransferMovesAStream(t *testing.T) {
 	const path = "/transfer/orders"
 	mustCreate(t, first.URL+path, "text/plain")
 	mustAppend(t, first.URL+path, "text/plain", []byte("a"))
+	mustCreate(t, first.URL+"/transfer/idle", "text/plain")
+	mustAppend(t, first.URL+"/transfer/idle", "text/plain", []byte("x"))
+
+	// The target opens the stream as soon as it applies the transfer, with
+	// no request for it: --wait ends once it has.
+	start := time.Now()
+	waited := runPico(t, nil, "", "admin", "transfer", "/transfer/idle", "--to-node", "2", "--wait", "--admin-endpoint", first.AdminURL)
+	if waited.code != 0 || !strings.Contains(waited.stdout, "owner         node 2 at epoch") || !strings.Contains(waited.stdout, "(open: true)") {
+		t.Fatalf("admin transfer --wait of an idle stream: %+v", waited)
+	}
+	t.Logf("an idle stream changed hands in %v", time.Since(start).Round(10*time.Millisecond))
 
 	moved := runPico(t, nil, "", "admin", "transfer", path, "--to-node", "2", "--admin-endpoint", first.AdminURL)
-	if moved.code != 0 || !strings.Contains(moved.stdout, "transfer to   node 2\n") || !strings.Contains(moved.stdout, "(open: false)") {
+	if moved.code != 0 || !strings.Contains(moved.stdout, "transfer to   node 2\n") || !strings.Contains(moved.stdout, "(open: ") {
 		t.Fatalf("admin transfer: %+v", moved)
 	}
 	send(t, "GET", first.URL+path, nil, nil).wantStatus(t, http.StatusTemporaryRedirect).

@@ -34,11 +34,12 @@ type Node interface {
 	// ErrUnknownNode when the node is not registered, ErrNoProcess when no
 	// process runs its registration.
 	SetSlots(ctx context.Context, node domain.NodeID, slots uint32) error
-	// Transfer moves a stream to a node registered with slots and returns
-	// once this node has let go of it: a ports.StreamError of kind
+	// Transfer moves a stream to a node registered with slots, through its
+	// writer wherever it runs, and returns once the transfer is recorded
+	// and this node has let go of it: a ports.StreamError of kind
 	// ErrStreamNotFound, ErrStreamGone (deleted, kept for its forks),
 	// ErrBadRequest (no such target), ErrStreamConflict (another transfer
-	// is pending, or another node writes the stream) or ErrUnavailable.
+	// is pending) or ErrUnavailable (the writer did not take it).
 	Transfer(ctx context.Context, stream string, to domain.NodeID) error
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.

@@ -214,7 +214,6 @@ func (n *Node) startEngine(ctx context.Context) {
 	e := cfg.Engine
 	e.Plane, e.By, e.Store, e.WAL, e.Logger, e.Now = n.plane, n.Proposer(), cfg.Store, n.wal, cfg.Logger, cfg.Now
 	n.engine = engine.New(e)
-	n.takeTransfers(ctx)
 	every := cfg.UploadEvery
 	if every <= 0 {
 		every = time.Second
@@ -223,6 +222,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	go func() { defer n.wg.Done(); n.engine.RunMaintenance(ctx, n, every, time.Second) }()
 	n.streams = streams.New(streams.Config{Plane: n.plane, Engine: n.engine, By: n.Proposer(),
 		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving})
+	n.takeTransfers(ctx)
 	retain := cfg.RetentionEvery
 	if retain <= 0 {
 		retain = 2 * time.Second

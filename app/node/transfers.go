@@ -2,8 +2,10 @@ package node
 
 import (
 	"context"
+	"strings"
 	"time"
 
+	"github.com/picomq/pico/app/streams"
 	"github.com/picomq/pico/domain"
 )
 
@@ -15,10 +17,19 @@ const takeTransferFor = time.Minute
 // as it applies the transfer, rather than at the stream's next request:
 // an idle stream changes hands in the time its writer takes to let go, and
 // `pico admin transfer --wait` ends then.
+// A writer asked to transfer a stream by another node (a transfer request
+// in the registry) does so (streams.Service.TakeTransferAsk).
 func (n *Node) takeTransfers(ctx context.Context) {
 	n.plane.OnApplied(func(index uint64, cmd domain.Command, r domain.Result) {
-		if t, ok := cmd.(*domain.StartTransfer); ok && t.To == n.cfg.ID && r.OK() {
-			go n.takeTransfer(ctx, index, t.Stream)
+		switch c := cmd.(type) {
+		case *domain.StartTransfer:
+			if c.To == n.cfg.ID && r.OK() {
+				go n.takeTransfer(ctx, index, c.Stream)
+			}
+		case *domain.PutKV:
+			if r.OK() && strings.HasPrefix(c.Key, streams.TransferAskPrefix) {
+				go n.streams.TakeTransferAsk(ctx, index, c)
+			}
 		}
 	})
 }

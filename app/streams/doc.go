@@ -91,9 +91,10 @@
 // # Transfers (transfer.go)
 //
 // An operator moves a stream with pico admin transfer NAME --to-node N
-// (POST /admin/transfer, Service.Transfer), asked of the node that writes
-// it (or any node, if none does: StartTransfer of an open stream is
-// refused unless its writer proposes it). That node records StartTransfer,
+// (POST /admin/transfer, Service.Transfer), asked of any node. StartTransfer
+// of an open stream is refused unless its writer proposes it, so another
+// node records a request in the registry that the writer takes
+// (transferask.go). The writer records StartTransfer,
 // records an idle-TTL stream's last access (as a handoff does), and closes
 // the stream (Engine.Close). The target opens it as soon as it applies the
 // transfer and sees the stream let go (node.takeTransfers), or at the

@@ -55,6 +55,11 @@ func start(t *testing.T, log ports.MetaLog, store ports.ObjectStore, node domain
 	t.Cleanup(func() { w.Close() })
 	eng := engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: w, Now: c.Now})
 	svc := New(Config{Plane: plane, Engine: eng, By: by, Address: addr, Now: c.Now})
+	plane.OnApplied(func(index uint64, cmd domain.Command, r domain.Result) { // as a node does
+		if ask, ok := cmd.(*domain.PutKV); ok && r.OK() {
+			go svc.TakeTransferAsk(context.Background(), index, ask)
+		}
+	})
 	return &process{svc: svc, engine: eng, plane: plane, clock: c}
 }
 

@@ -19,7 +19,7 @@ import (
 // transfer: domain.State.PendingTransfer).
 //
 // A stream another live process writes can only be transferred by that
-// process: that is ErrStreamConflict, naming the node. A transfer to the
+// process: this one asks it to (askTransfer) and waits. A transfer to the
 // node that has the stream changes nothing; one again to the pending
 // target only lets go of the stream here if this process still writes it
 // (the retry of a transfer whose close failed). Appends during the
@@ -31,7 +31,10 @@ func (s *Service) Transfer(ctx context.Context, name string, to domain.NodeID) e
 	}
 	v := s.cfg.Plane.View()
 	if v.IsOpen(st.Stream) && st.Owner != s.cfg.By.Node {
-		return ports.Errorf(ports.ErrStreamConflict, "stream %s is written by node %d: transfer it there", name, st.Owner)
+		if st.Owner == to {
+			return nil // it is there already
+		}
+		return s.askTransfer(ctx, st, st.Owner, to)
 	}
 	r, err := s.cfg.Plane.ProposeOne(ctx, &domain.StartTransfer{By: s.cfg.By, Stream: st.ID, To: to})
 	if err != nil {

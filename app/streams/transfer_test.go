@@ -32,9 +32,6 @@ func TestTransferMovesAStreamToItsTarget(t *testing.T) {
 	mustCreate(t, a, "/s")
 	mustAppend(t, a, "/s", "r0", "r1")
 	catchUp(t, b, a)
-	if err := b.svc.Transfer(ctx, "/s", 3); !errors.Is(err, ports.ErrStreamConflict) {
-		t.Fatalf("transfer by a node that does not write the stream: %v, want a conflict", err)
-	}
 	if err := a.svc.Transfer(ctx, "/s", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -238,4 +235,38 @@ func appendFollowing(ctx context.Context, nodes []*process, name, body string) (
 		}
 	}
 	return n, fmt.Errorf("append %s: no node took it", body)
+}
+
+// A transfer asked of a node that does not write the stream is handed to
+// the writer, which transfers it and lets it go.
+func TestTransferAskedOfAnotherNodeReachesTheWriter(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, b, third := start(t, log, store, 1, c), start(t, log, store, 2, c), start(t, log, store, 3, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	mustAppend(t, a, "/s", "r0")
+	catchUp(t, b, a)
+	if err := b.svc.Transfer(ctx, "/s", 3); err != nil {
+		t.Fatalf("a transfer asked of a node that does not write the stream: %v", err)
+	}
+	id := a.streamID(t, "/s")
+	for deadline := time.Now().Add(5 * time.Second); a.svc.isLocal(id); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer did not let the stream go")
+		}
+	}
+	catchUp(t, third, a)
+	page, err := third.svc.Read(ctx, "/s", 0, ports.ReadLimits{})
+	if err != nil || fmt.Sprint(bodies(page.Records)) != "[r0]" {
+		t.Fatalf("the target reads %v: %v", bodies(page.Records), err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		v := a.plane.View()
+		if _, asked := v.KV(domain.SpaceRegistry, TransferAskPrefix+itoa(id)); !asked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer left the transfer request in the registry")
+		}
+	}
 }

@@ -21,10 +21,10 @@ const (
   nodes              the registered nodes: epoch, address, slots, streams
   stream NAME        a stream's metadata: owner, epochs, committed offsets
   transfer NAME      move a stream to node N (--to-node N, registered with
-                     slots). Ask the node that writes the stream, or any
-                     node if none does; it returns once that node has let
-                     the stream go, and N opens it at its next request.
-                     --wait also waits (up to 30 s) until N has opened it.
+                     slots), through any node: the writer records it and
+                     lets the stream go, and N opens it then. It returns
+                     once the transfer is recorded; --wait also waits (up
+                     to 30 s) until N has opened it.
   set-slots N        record node N's slots (--slots K). Streams are not
                      placed by slots yet; a transfer needs a target with
                      slots, and a node's restart sets its --slots again.

@@ -12,10 +12,10 @@ import (
 // The lease holder fences a node only once the node's heartbeat record has
 // looked the same for FailoverAfter (failover.go). So if a beat that began
 // at T was recorded and read back, and afterwards this process's view,
-// caught up with the log, still shows it registered at its epoch, nobody can have taken its
-// streams over before T + FailoverAfter. Until then, less a beat for clock
-// rates and for the answer's own way to the client, its in-memory state is
-// still the truth. After that, a producer's gap, a stale epoch, a failed
+// caught up with the log, still shows it registered at its epoch, nobody
+// can have taken its streams over before T + FailoverAfter. Until then,
+// less a beat for clock rates and for the answer's own way to the client,
+// its in-memory state is still the truth. After that, a producer's gap, a stale epoch, a failed
 // match, "closed" and even the tail it would read may be another owner's
 // past: it answers 503 (ErrUnavailable, retry) instead, until a beat is
 // confirmed again or it finds itself fenced and stops. A paused or cut-off

@@ -17,6 +17,7 @@ const takeTransferFor = time.Minute
 // as it applies the transfer, rather than at the stream's next request:
 // an idle stream changes hands in the time its writer takes to let go, and
 // `pico admin transfer --wait` ends then.
+//
 // A writer asked to transfer a stream by another node (a transfer request
 // in the registry) does so (streams.Service.TakeTransferAsk).
 func (n *Node) takeTransfers(ctx context.Context) {

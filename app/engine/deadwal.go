@@ -135,7 +135,7 @@ func (e *Engine) RecoverDeadWALs(ctx, budget context.Context) (tookOver int, mor
 // working on is that open's: a client may be waiting for it.
 func (e *Engine) needsTakeover(v *domain.State, st *domain.Stream) bool {
 	if e.transferElsewhere(v, st.ID) != 0 || e.opens.busy(st.ID) {
-		return false // only its transfer's target may open it (at its next request); or the running open recovers it
+		return false // only its transfer's target may open it (as soon as it can); or the running open recovers it
 	}
 	if !v.IsOpen(st) {
 		return true

@@ -227,8 +227,8 @@ func adminTransfer(ctx context.Context, c *adminCommand, stdout io.Writer) error
 // transferWaitLimit bounds transfer --wait.
 var transferWaitLimit = 30 * time.Second
 
-// awaitOpenOn polls stream name until node opens it, which it does at its
-// first request for the stream after the transfer.
+// awaitOpenOn polls stream name until node opens it, which it does as soon
+// as the stream's writer has let it go.
 func awaitOpenOn(ctx context.Context, client *adminclient.Client, name string, node uint32) (adminclient.Stream, error) {
 	ctx, cancel := context.WithTimeout(ctx, transferWaitLimit)
 	defer cancel()
@@ -238,7 +238,7 @@ func awaitOpenOn(ctx context.Context, client *adminclient.Client, name string, n
 		case err == nil && st.Owner == node && st.Open:
 			return st, nil
 		case ctx.Err() != nil:
-			return st, fmt.Errorf("node %d has not opened %s within %v: it opens it at its next request for it", node, name, transferWaitLimit)
+			return st, fmt.Errorf("node %d has not opened %s within %v: it opens it once the writer lets it go, or at its next request for it", node, name, transferWaitLimit)
 		case err != nil:
 			return st, err
 		}

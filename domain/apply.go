@@ -48,6 +48,8 @@ func (s *State) dispatch(c Command) Result {
 		return s.setSlots(c)
 	case *CreateStream:
 		return s.createStream(c)
+	case *PlaceStream:
+		return s.placeStream(c)
 	case *OpenStream:
 		return s.openStream(c)
 	case *CloseStream:
@@ -93,6 +95,8 @@ func proposerOf(c Command) Proposer {
 	case *SetSlots:
 		return c.By
 	case *CreateStream:
+		return c.By
+	case *PlaceStream:
 		return c.By
 	case *OpenStream:
 		return c.By

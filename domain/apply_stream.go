@@ -10,6 +10,20 @@ func (s *State) createStream(c *CreateStream) Result {
 	return s.addStream(st, c.By, c.Open)
 }
 
+func (s *State) placeStream(c *PlaceStream) Result {
+	if r, valid := s.checkNewStream(c.Name, c.Meta); !valid {
+		return r
+	}
+	st := &Stream{ID: s.NextStreamID, Name: c.Name, Meta: c.Meta, CreatedMs: c.NowMs}
+	at, placed := s.Place()
+	n, _ := s.Node(at)
+	if !placed || at == c.By.Node {
+		return s.addStream(st, c.By, true)
+	}
+	st.AwaitsCreate = c.Content
+	return s.addStream(st, Proposer{Node: at, Epoch: n.Epoch}, true)
+}
+
 func (s *State) createFork(c *CreateFork) Result {
 	if r, valid := s.checkNewStream(c.Name, c.Meta); !valid {
 		return r

@@ -55,7 +55,7 @@ func DecodeRow(b []byte) ([]Command, error) {
 		}
 		c := newCommand(code)
 		if c == nil {
-			return nil, fmt.Errorf("%w: unknown command code %d", ErrDecode, code)
+			return nil, fmt.Errorf("%w: unknown command code %d (a newer pico wrote it: upgrade this node)", ErrDecode, code)
 		}
 		bd := &decoder{buf: body}
 		c.decode(bd)
@@ -78,6 +78,8 @@ func newCommand(c Code) Command {
 		return &SetSlots{}
 	case CodeCreateStream:
 		return &CreateStream{}
+	case CodePlaceStream:
+		return &PlaceStream{}
 	case CodeOpenStream:
 		return &OpenStream{}
 	case CodeCloseStream:

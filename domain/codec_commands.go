@@ -32,6 +32,19 @@ func (c *CreateStream) decode(d *decoder) {
 	c.Open, c.NowMs = d.boolean(), d.varint()
 }
 
+func (c *PlaceStream) encode(e *encoder) {
+	e.proposer(c.By)
+	e.str(c.Name)
+	e.bytes(c.Meta)
+	e.boolean(c.Content)
+	e.varint(c.NowMs)
+}
+
+func (c *PlaceStream) decode(d *decoder) {
+	c.By, c.Name, c.Meta = d.proposer(), d.str(), d.bytes()
+	c.Content, c.NowMs = d.boolean(), d.varint()
+}
+
 func (c *CreateFork) encode(e *encoder) {
 	e.proposer(c.By)
 	e.str(c.Name)

@@ -30,6 +30,7 @@ const (
 	CodeCreateFork         Code = 22
 	CodeRecoveredStream    Code = 23
 	CodeSealStreamBy       Code = 24
+	CodePlaceStream        Code = 25
 )
 
 // Command is one metadata change. Every command carries all the inputs Apply
@@ -78,6 +79,23 @@ type CreateStream struct {
 	Meta  []byte
 	Open  bool
 	NowMs int64
+}
+
+// PlaceStream creates a named stream, as CreateStream with Open, on the node
+// placement picks when it applies (State.Place: a burst of creates spreads,
+// each seeing the ones before it), or on the proposer when no node takes
+// placements. The stream is opened on the placed node at its registered
+// epoch and epoch 1, as if that node had created it. Content says the
+// create carries initial records or a close: placed elsewhere, the stream
+// awaits them (Stream.AwaitsCreate) from the create, redirected to its
+// node. A taken name is ResultExists with the existing id. Result value:
+// the new stream id.
+type PlaceStream struct {
+	By      Proposer
+	Name    string
+	Meta    []byte
+	Content bool
+	NowMs   int64
 }
 
 // CreateFork creates a named stream that inherits the offsets below At from
@@ -328,3 +346,4 @@ func (SealStream) Code() Code         { return CodeSealStream }
 func (CreateFork) Code() Code         { return CodeCreateFork }
 func (RecoveredStream) Code() Code    { return CodeRecoveredStream }
 func (SealStreamBy) Code() Code       { return CodeSealStreamBy }
+func (PlaceStream) Code() Code        { return CodePlaceStream }

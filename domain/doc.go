@@ -87,12 +87,25 @@
 //	                      retry of it from a retry of an earlier request;
 //	                      the engine records seals with it
 //
+//	25 PlaceStream        CreateStream on the node placement picks as it
+//	                      applies (State.Place); a create with content
+//	                      placed elsewhere awaits it there (AwaitsCreate)
+//
 // A log row is version, count, (code, length, body)* with unsigned
 // varints; decoding is bounded by the bytes present and fuzzed. A code or
 // snapshot version a node does not know halts its plane (/ready fails)
-// rather than be guessed at, so a release that adds one needs every node
-// upgraded before any node writes it: there is no feature gate for rolling
-// upgrades yet.
+// rather than be guessed at.
+//
+// # Feature levels
+//
+// A Level names the command codes and snapshot version a build reads
+// (level.go). Each process declares its level in the registry when it
+// registers; State.ClusterLevel is the lowest declared by a registered
+// process, a process of an older build counting as LevelBase. A node writes
+// what a level adds (a command, a snapshot version) only while the cluster
+// is at that level, so a rolling upgrade works node by node: the last node
+// upgraded lifts the cluster to the new level. A node that finds the log
+// already past its level stops with a message naming the level it needs.
 //
 // # Fencing
 //

@@ -114,6 +114,8 @@ func (g gen) command(c Code) Command {
 		return &SetSlots{By: g.proposer(), Node: g.node(), Slots: g.slots()}
 	case CodeCreateStream:
 		return &CreateStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Open: g.pct(50), NowMs: g.ms()}
+	case CodePlaceStream:
+		return &PlaceStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Content: g.pct(50), NowMs: g.ms()}
 	case CodeCreateFork:
 		return &CreateFork{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Source: g.stream(), At: g.u64(30), NowMs: g.ms()}
 	case CodeOpenStream:
@@ -175,7 +177,7 @@ func (g gen) code() Code {
 // busyCode favours the commands that build up streams and objects.
 func (g gen) busyCode() Code {
 	if g.pct(50) {
-		busy := []Code{CodeCreateStream, CodeOpenStream, CodeReserveObjects, CodeCommitObjects,
+		busy := []Code{CodeCreateStream, CodePlaceStream, CodeOpenStream, CodeReserveObjects, CodeCommitObjects,
 			CodeCommitObjects, CodeCompactObjects, CodeTrimStream}
 		return busy[g.intn(len(busy))]
 	}

@@ -46,6 +46,7 @@ func goldenSamples() []Command {
 		&CreateFork{By: by, Name: "/streams/orders-fork", Meta: []byte("text/plain"), Source: 51, At: 1234, NowMs: 1_700_000_005_000},
 		&RecoveredStream{By: by, Stream: 52, Epoch: 10},
 		&SealStreamBy{By: by, Stream: 53, Epoch: 11, Closer: &ProducerStamp{ID: "producer-1", Epoch: 3, Seq: 41}},
+		&PlaceStream{By: by, Name: "/streams/placed", Meta: []byte("text/plain"), Content: true, NowMs: 1_700_000_006_000},
 	}
 }
 

@@ -79,7 +79,9 @@ func (m *model) apply(c Command, r Result) error {
 	case *SetSlots:
 		return m.setSlots(c, r)
 	case *CreateStream:
-		return m.create(c, r)
+		return m.create(c.Name, c.Meta, r)
+	case *PlaceStream:
+		return m.create(c.Name, c.Meta, r)
 	case *CreateFork:
 		return m.createFork(c, r)
 	case *DeleteStream:
@@ -145,16 +147,16 @@ func (m *model) setSlots(c *SetSlots, r Result) error {
 	return expect(r, ResultOK, uint64(c.Slots), true)
 }
 
-func (m *model) create(c *CreateStream, r Result) error {
-	if c.Name == "" || len(c.Name) > MaxNameLen || len(c.Meta) > MaxMetaLen {
+func (m *model) create(name string, meta []byte, r Result) error {
+	if name == "" || len(name) > MaxNameLen || len(meta) > MaxMetaLen {
 		return expect(r, ResultInvalid, 0, false)
 	}
-	if id, taken := m.names[c.Name]; taken {
+	if id, taken := m.names[name]; taken {
 		return expect(r, ResultExists, id, true)
 	}
 	id := m.nextStream
 	m.nextStream++
-	m.names[c.Name], m.byID[id] = id, c.Name
+	m.names[name], m.byID[id] = id, name
 	return expect(r, ResultOK, id, true)
 }
 

@@ -100,6 +100,8 @@ func (p *planner) plausible(c Code) Command {
 		return &SetSlots{By: p.live(), Node: n, Slots: p.slots()}
 	case CodeCreateStream:
 		return &CreateStream{By: p.live(), Name: p.pick(genNames[1:]), Meta: p.blob(), Open: !p.pct(30), NowMs: p.now}
+	case CodePlaceStream:
+		return &PlaceStream{By: p.live(), Name: p.pick(genNames[1:]), Meta: p.blob(), Content: p.pct(50), NowMs: p.now}
 	case CodeCreateFork:
 		src := p.stream(nil)
 		if src == nil {

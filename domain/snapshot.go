@@ -3,18 +3,38 @@ package domain
 import (
 	"cmp"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 )
 
 // SnapshotVersion is the version byte that starts an encoded State.
-const SnapshotVersion = 5
+const SnapshotVersion = 6
+
+// ErrOlderSnapshot: the state holds what an older snapshot version cannot
+// say (EncodeStateAt).
+var ErrOlderSnapshot = errors.New("domain: the state needs a newer snapshot version")
 
 // EncodeState encodes the whole state deterministically (maps in key order),
 // so equal states encode to equal bytes on every replica.
 func EncodeState(s *State) []byte {
+	b, _ := EncodeStateAt(s, SnapshotVersion)
+	return b
+}
+
+// EncodeStateAt encodes the state as snapshot version (5 or later), which
+// every node of the cluster's feature level reads (SnapshotVersionAt). It
+// fails with ErrOlderSnapshot when the state holds a fact that version
+// cannot carry, rather than drop it.
+func EncodeStateAt(s *State, version uint8) ([]byte, error) {
+	if version < 5 || version > SnapshotVersion {
+		return nil, fmt.Errorf("domain: cannot write snapshot version %d", version)
+	}
+	if version < 6 && s.awaitingCreate() {
+		return nil, fmt.Errorf("%w: a stream awaits its create (version 6)", ErrOlderSnapshot)
+	}
 	e := &encoder{buf: make([]byte, 0, 256+128*s.streams.Len())}
-	e.u8(SnapshotVersion)
+	e.u8(version)
 	for _, v := range []uint64{s.Index, s.Applied, s.NextStreamID, s.NextObjectID} {
 		e.uvarint(v)
 	}
@@ -25,7 +45,7 @@ func EncodeState(s *State) []byte {
 		e.uvarint(uint64(n.Slots))
 		e.uvarint(uint64(n.Assigned))
 	})
-	encodeMap(e, s.streams, func(_ uint64, st *Stream) { encodeStream(e, st) })
+	encodeMap(e, s.streams, func(_ uint64, st *Stream) { encodeStream(e, st, version) })
 	encodeMap(e, s.objects, func(_ uint64, o *Object) {
 		(&ObjectSpec{ID: o.ID, Size: o.Size, Ranges: o.Ranges}).encode(e)
 		e.varint(o.CommittedMs)
@@ -46,7 +66,7 @@ func EncodeState(s *State) []byte {
 		e.bytes(v.Value)
 		e.uvarint(v.Rev)
 	})
-	return e.buf
+	return e.buf, nil
 }
 
 func encodeMap[K cmp.Ordered, V any](e *encoder, m pmap[K, V], fn func(K, V)) {
@@ -54,7 +74,14 @@ func encodeMap[K cmp.Ordered, V any](e *encoder, m pmap[K, V], fn func(K, V)) {
 	m.All(func(k K, v V) bool { fn(k, v); return true })
 }
 
-func encodeStream(e *encoder, st *Stream) {
+// awaitingCreate reports whether any stream awaits its create.
+func (s *State) awaitingCreate() bool {
+	found := false
+	s.streams.All(func(_ uint64, st *Stream) bool { found = st.AwaitsCreate; return !found })
+	return found
+}
+
+func encodeStream(e *encoder, st *Stream, version uint8) {
 	e.uvarint(st.ID)
 	e.str(st.Name)
 	e.bytes(st.Meta)
@@ -80,6 +107,9 @@ func encodeStream(e *encoder, st *Stream) {
 	if st.Closer.Known {
 		e.stamp(st.Closer.Producer)
 	}
+	if version >= 6 {
+		e.boolean(st.AwaitsCreate)
+	}
 }
 
 // Hash returns the SHA-256 of the state's encoding: equal hashes mean
@@ -91,7 +121,7 @@ func DecodeState(b []byte) (State, error) {
 	d := &decoder{buf: b}
 	version := d.u8()
 	if d.err == nil && (version < 1 || version > SnapshotVersion) {
-		return State{}, fmt.Errorf("%w: snapshot version %d", ErrDecode, version)
+		return State{}, fmt.Errorf("%w: snapshot version %d (a newer pico wrote it: upgrade this node)", ErrDecode, version)
 	}
 	s := State{Index: d.uvarint(), Applied: d.uvarint(), NextStreamID: d.uvarint(), NextObjectID: d.uvarint()}
 	s.nodes = decodeMap(d, 3, func() (uint32, *Node) {
@@ -158,6 +188,9 @@ func decodeStream(d *decoder, version uint8) *Stream {
 	st.Objects = decodeMap(d, 2, func() (uint64, uint64) { return d.uvarint(), d.uvarint() })
 	if version >= 5 && d.boolean() {
 		st.Closer = Closer{Known: true, Producer: d.stamp()}
+	}
+	if version >= 6 {
+		st.AwaitsCreate = d.boolean()
 	}
 	return st
 }

@@ -50,6 +50,11 @@ type Stream struct {
 	SoftDeleted bool
 	// TransferTo is the target of a pending transfer, 0 when none.
 	TransferTo NodeID
+	// AwaitsCreate: placed on its node by a create, made on another node,
+	// that carried initial records or a close; the create, redirected to
+	// the stream's node, writes them there if the stream is still empty
+	// and unsealed (PlaceStream).
+	AwaitsCreate bool
 	// Unrecovered lists earlier writers, oldest first, whose WALs may hold
 	// acknowledged records beyond End that no later writer has yet made
 	// durable in its own WAL: an open or a transfer that takes the stream

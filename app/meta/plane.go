@@ -52,6 +52,11 @@ type Config struct {
 	AppendTimeout time.Duration
 	// QueueDepth bounds queued proposals; Propose blocks when full (4096).
 	QueueDepth int
+	// Level is the highest feature level this node reads (domain.LevelCurrent;
+	// lower only to run as an older release would): a command or snapshot
+	// above it halts the plane, and snapshots are written at the lower of
+	// it and the cluster's level.
+	Level domain.Level
 }
 
 func (c *Config) defaults() {
@@ -75,6 +80,9 @@ func (c *Config) defaults() {
 	}
 	if c.QueueDepth <= 0 {
 		c.QueueDepth = 4096
+	}
+	if c.Level == 0 || c.Level > domain.LevelCurrent {
+		c.Level = domain.LevelCurrent
 	}
 }
 

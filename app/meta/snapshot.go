@@ -83,8 +83,17 @@ func (s *snapshotter) truncationPoint(cutoff time.Time) uint64 {
 	return through
 }
 
+// writeSnapshot stores st in the newest snapshot version every node of the
+// cluster reads; a state that version cannot carry waits for a later
+// snapshot (the log keeps its rows meanwhile).
 func (t *tailer) writeSnapshot(ctx context.Context, st *domain.State, now time.Time) {
-	payload := domain.EncodeState(st)
+	level := min(st.ClusterLevel(), t.p.cfg.Level)
+	payload, err := domain.EncodeStateAt(st, domain.SnapshotVersionAt(level))
+	if err != nil {
+		t.p.logger.Info("metadata snapshot waits for every node to reach a newer feature level",
+			"index", st.Index, "cluster_level", level, "err", err)
+		return
+	}
 	if err := t.p.log.PutSnapshot(ctx, ports.Snapshot{Index: st.Index, Payload: payload}); err != nil {
 		t.p.logger.Warn("metadata snapshot failed", "index", st.Index, "err", err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/picomq/pico/domain"
@@ -112,7 +113,7 @@ func (t *tailer) step(ctx context.Context) (int, error) {
 		if err := t.applyRow(row); err != nil {
 			t.p.publish(t.state)
 			t.p.halt(err)
-			return i, ErrHalted
+			return i, t.p.Health()
 		}
 	}
 	if len(rows) > 0 {
@@ -137,7 +138,7 @@ func (t *tailer) applyStored() (int, error) {
 		if err := t.applyRow(ports.Row{Index: t.state.Index + 1, Payload: w.payload}); err != nil {
 			t.p.publish(t.state)
 			t.p.halt(err)
-			return n, ErrHalted
+			return n, t.p.Health()
 		}
 		n++
 	}
@@ -153,6 +154,11 @@ func (t *tailer) applyRow(row ports.Row) error {
 	cmds, err := domain.DecodeRow(row.Payload)
 	if err != nil {
 		return fmt.Errorf("row %d: %w", row.Index, err)
+	}
+	for _, c := range cmds {
+		if needs := domain.CommandLevel(c.Code()); needs > t.p.cfg.Level {
+			return fmt.Errorf("row %d: %w", row.Index, domain.Unreadable("command "+reflect.TypeOf(c).Elem().Name(), needs, t.p.cfg.Level))
+		}
 	}
 	results := t.state.ApplyRow(row.Index, cmds)
 	t.logBytes += len(row.Payload)
@@ -180,14 +186,19 @@ func (t *tailer) installSnapshot(ctx context.Context) error {
 	if snap.Index <= t.state.Index {
 		return fmt.Errorf("meta: log truncated past %d but the snapshot is only at %d", t.state.Index, snap.Index)
 	}
+	if needs := domain.SnapshotLevel(snap.Payload); needs > t.p.cfg.Level {
+		err := domain.Unreadable(fmt.Sprintf("the snapshot at row %d", snap.Index), needs, t.p.cfg.Level)
+		t.p.halt(err)
+		return t.p.Health()
+	}
 	st, err := domain.DecodeState(snap.Payload)
 	if err != nil {
 		t.p.halt(fmt.Errorf("snapshot at %d: %w", snap.Index, err))
-		return ErrHalted
+		return t.p.Health()
 	}
 	if st.Index != snap.Index {
 		t.p.halt(fmt.Errorf("snapshot stored at %d holds state of row %d", snap.Index, st.Index))
-		return ErrHalted
+		return t.p.Health()
 	}
 	t.state = st
 	t.logBytes = 0

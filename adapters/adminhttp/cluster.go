@@ -16,6 +16,10 @@ func nodesOf(v *domain.State, node Node) []adminwire.Node {
 	out := []adminwire.Node{}
 	v.Nodes(func(n *domain.Node) bool {
 		w := nodeOf(n)
+		w.FeatureLevel = uint32(domain.LevelBase)
+		if l, declared := v.NodeLevel(n.ID); declared {
+			w.FeatureLevel = uint32(l)
+		}
 		if live {
 			if state, quiet, known := m.Liveness(n.ID); known {
 				ms := quiet.Milliseconds()
@@ -36,7 +40,8 @@ func (h handlers) cluster(c echo.Context) error {
 	v := h.n.View()
 	epoch, held := h.n.LeaseHolder()
 	return c.JSON(http.StatusOK, adminwire.Cluster{AppliedIndex: v.Index, Streams: v.StreamCount(),
-		Garbage: v.GarbageCount(), LeaseHeld: held, LeaseEpoch: epoch, Nodes: nodesOf(&v, h.n)})
+		Garbage: v.GarbageCount(), LeaseHeld: held, LeaseEpoch: epoch, FeatureLevel: uint32(v.ClusterLevel()),
+		Nodes: nodesOf(&v, h.n)})
 }
 
 func (h handlers) nodes(c echo.Context) error {

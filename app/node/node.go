@@ -71,6 +71,13 @@ type Config struct {
 	// AuthBootstrap is a wire token stored with the root scope at start
 	// unless stored already; another secret under its id fails Start.
 	AuthBootstrap string
+	// Place has new streams placed on the node with the fewest streams per
+	// slot (streams.Config.Place); off, they are made where they are asked.
+	Place bool
+	// Level is the feature level this process reads and declares
+	// (domain.LevelCurrent when 0); a lower one runs it as an older release
+	// would, for upgrade tests.
+	Level domain.Level
 }
 
 // DefaultStoreFailingReady is how long the WAL's store may refuse writes
@@ -126,7 +133,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.StoreFailingReady <= 0 {
 		cfg.StoreFailingReady = DefaultStoreFailingReady
 	}
-	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger})
+	if cfg.Level == 0 || cfg.Level > domain.LevelCurrent {
+		cfg.Level = domain.LevelCurrent
+	}
+	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger, Level: cfg.Level})
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +181,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: register: %w", err)
 	}
 	if err := claimCluster(ctx, plane, domain.Proposer{Node: cfg.ID, Epoch: cfg.Epoch}, cfg.ClusterID); err != nil {
+		plane.Close()
+		return nil, err
+	}
+	if err := declareLevel(ctx, plane, domain.Proposer{Node: cfg.ID, Epoch: cfg.Epoch}, cfg.Level); err != nil {
 		plane.Close()
 		return nil, err
 	}
@@ -221,7 +235,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.engine.RunMaintenance(ctx, n, every, time.Second) }()
 	n.streams = streams.New(streams.Config{Plane: n.plane, Engine: n.engine, By: n.Proposer(),
-		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving})
+		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving, Place: cfg.Place})
 	n.takeTransfers(ctx)
 	retain := cfg.RetentionEvery
 	if retain <= 0 {
@@ -424,6 +438,19 @@ const clusterKey = "cluster-id"
 
 // claimCluster records id as the cluster's name if none is recorded yet, and
 // fails if another is: two clusters must never share a metadata log.
+// declareLevel records the feature level this process reads, so that the
+// others write what it adds only once every node reads it.
+func declareLevel(ctx context.Context, plane *meta.Plane, by domain.Proposer, level domain.Level) error {
+	r, err := plane.ProposeOne(ctx, domain.DeclareLevel(by, level))
+	if err == nil && !r.OK() {
+		err = errors.New(r.String())
+	}
+	if err != nil {
+		return fmt.Errorf("node: declare feature level %d: %w", level, err)
+	}
+	return nil
+}
+
 func claimCluster(ctx context.Context, plane *meta.Plane, by domain.Proposer, id string) error {
 	if id == "" {
 		return nil

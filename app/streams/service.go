@@ -23,6 +23,10 @@ type Config struct {
 	Address string
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// Place has new streams placed by the metadata log on the node with
+	// the fewest streams per slot (place.go); off, they are made on this
+	// node, which serves every stream where it is asked.
+	Place bool
 	// Serving, when set, says whether this process may still answer for
 	// the streams it writes (nil: it may); every operation on a stream
 	// open here asks it first.

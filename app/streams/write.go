@@ -19,8 +19,12 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	if err := ports.Unfit(cfg, ports.AppendRequest{Records: initial}); err != nil {
 		return ports.StreamInfo{}, false, err
 	}
+	content := len(initial) > 0 || close
 	for range 3 { // a lost race for the name is settled by reading the winner
 		if st, err := s.touch(name); err == nil {
+			if filled, err := s.fillPlaced(ctx, st, cfg, initial, close); filled || err != nil {
+				return s.headAfter(ctx, st, err)
+			}
 			info, err := s.existing(ctx, st, cfg, close)
 			if err == nil && st.ForkOf != 0 {
 				err = conflict(info, "stream exists as a fork")
@@ -29,13 +33,15 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 		} else if !errors.Is(err, ports.ErrStreamNotFound) {
 			return ports.StreamInfo{}, false, goneIsConflict(err)
 		}
-		r, err := s.cfg.Plane.ProposeOne(ctx, &domain.CreateStream{By: s.cfg.By, Name: name,
-			Meta: domain.EncodeStreamConfig(cfg), Open: true, NowMs: s.cfg.Now().UnixMilli()})
+		r, err := s.cfg.Plane.ProposeOne(ctx, s.creation(name, cfg, content))
 		if err != nil {
 			return ports.StreamInfo{}, false, err
 		}
 		switch r.Code {
 		case domain.ResultOK:
+			if info, elsewhere, err := s.placedElsewhere(name, r.Value, content); elsewhere {
+				return info, err == nil, err
+			}
 			info, err := s.populate(ctx, name, r.Value, initial, close)
 			return info, err == nil, err
 		case domain.ResultExists:
@@ -57,15 +63,25 @@ func (s *Service) existing(ctx context.Context, st stream, cfg domain.StreamConf
 	if err != nil {
 		return info, err
 	}
-	switch {
-	case !domain.SameContentType(st.cfg.ContentType, cfg.ContentType):
-		return info, conflict(info, "stream exists with content type "+st.cfg.ContentType)
-	case st.cfg.TTLSec != cfg.TTLSec || st.cfg.ExpiresAtMs != cfg.ExpiresAtMs || st.cfg.IdleTTLSec != cfg.IdleTTLSec:
-		return info, conflict(info, "stream exists with a different TTL or expiry")
-	case info.Closed != close:
+	if differs := configDiffers(st.cfg, cfg); differs != "" {
+		return info, conflict(info, differs)
+	}
+	if info.Closed != close {
 		return info, conflict(info, fmt.Sprintf("stream exists with closed=%v", info.Closed))
 	}
 	return info, nil
+}
+
+// configDiffers says how a stream's config (has) differs from a create's
+// (want), or "" when the create asks for the stream as it is.
+func configDiffers(has, want domain.StreamConfig) string {
+	switch {
+	case !domain.SameContentType(has.ContentType, want.ContentType):
+		return "stream exists with content type " + has.ContentType
+	case has.TTLSec != want.TTLSec || has.ExpiresAtMs != want.ExpiresAtMs || has.IdleTTLSec != want.IdleTTLSec:
+		return "stream exists with a different TTL or expiry"
+	}
+	return ""
 }
 
 // conflict is the error of a create that finds the stream (info) made

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -196,7 +197,10 @@ func serve(args []string) error {
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
 		Webhooks: webhookhttp.New(webhookhttp.Config{}), FormatOffset: dshttp.FormatOffset,
 		Heartbeats: log.Heartbeats(), FailoverAfter: time.Duration(f.failoverSec * float64(time.Second)),
-		AuthRequired: f.auth == "required", AuthBootstrap: bootstrap}
+		AuthRequired: f.auth == "required", AuthBootstrap: bootstrap, Place: f.routing != "local"}
+	if cfg.Level, err = featureLevel(); err != nil {
+		return err
+	}
 	if err := f.storageConfig(ctx, &cfg); err != nil {
 		return err
 	}
@@ -321,4 +325,21 @@ func makeFileStoreDir(value string) error {
 		return os.MkdirAll(dir, 0o755)
 	}
 	return nil
+}
+
+// featureLevelEnv caps the feature level this process reads and declares,
+// so that an upgrade test runs this build as the previous release. It is
+// not a flag: operators have no use for it.
+const featureLevelEnv = "PICO_FEATURE_LEVEL"
+
+func featureLevel() (domain.Level, error) {
+	v := os.Getenv(featureLevelEnv)
+	if v == "" {
+		return domain.LevelCurrent, nil
+	}
+	l, err := strconv.ParseUint(v, 10, 32)
+	if err != nil || l == 0 || domain.Level(l) > domain.LevelCurrent {
+		return 0, fmt.Errorf("%s=%s: want a feature level from 1 to %d", featureLevelEnv, v, domain.LevelCurrent)
+	}
+	return domain.Level(l), nil
 }

@@ -12,6 +12,9 @@ type Node struct {
 	Address  string `json:"address"`
 	Slots    uint32 `json:"slots"`
 	Assigned uint32 `json:"assignedStreams"`
+	// FeatureLevel is the feature level its process declared (1, the base
+	// level, when it declared none).
+	FeatureLevel uint32 `json:"featureLevel"`
 	// State is how the answering node sees it: alive, suspect or fenced
 	// (by the cluster, or by itself on leaving); empty when it cannot tell.
 	State string `json:"state,omitempty"`
@@ -27,6 +30,9 @@ type Cluster struct {
 	Garbage      int    `json:"garbageObjects"`
 	LeaseHeld    bool   `json:"leaseHeldHere"`
 	LeaseEpoch   uint64 `json:"leaseEpoch,omitempty"`
+	// FeatureLevel is the highest level every node reads: what the
+	// cluster writes (domain.State.ClusterLevel).
+	FeatureLevel uint32 `json:"featureLevel"`
 	Nodes        []Node `json:"nodes"`
 }
 

@@ -18,9 +18,9 @@ func TestAdminTransferMovesAStream(t *testing.T) {
 	second := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2})
 
 	const path = "/transfer/orders"
-	mustCreate(t, first.URL+path, "text/plain")
+	mustCreateOn(t, first, nil, path, "text/plain")
 	mustAppend(t, first.URL+path, "text/plain", []byte("a"))
-	mustCreate(t, first.URL+"/transfer/idle", "text/plain")
+	mustCreateOn(t, first, nil, "/transfer/idle", "text/plain")
 	mustAppend(t, first.URL+"/transfer/idle", "text/plain", []byte("x"))
 
 	// The target opens the stream as soon as it applies the transfer, with

@@ -47,10 +47,16 @@ func TestAuthClusterTwoNodes(t *testing.T) {
 	t.Run("issued-on-1-works-on-2", func(t *testing.T) {
 		took := pollUntil(t, "HEAD", n2.URL+"/c/none", tok, http.StatusNotFound, 5*time.Second)
 		t.Logf("node 2 accepted the token %v after node 1 issued it", took.Round(time.Millisecond))
-		send(t, "PUT", n2.URL+"/c/on-2", withType(tok, "text/plain"), []byte("x")).wantStatus(t, http.StatusCreated)
+		send(t, "PUT", n2.URL+"/c/on-2", withType(tok, "text/plain"), nil).wantStatus(t, http.StatusCreated)
+		// Wherever placement put it, the tests below read it on node 2.
+		if moved := runPico(t, []string{"PICO_TOKEN=" + rootToken}, "", "admin", "transfer", "/c/on-2", "--to-node", "2", "--wait",
+			"--admin-endpoint", n2.AdminURL); moved.code != 0 {
+			t.Fatalf("moving /c/on-2 to node 2: %+v", moved)
+		}
 	})
 
-	rootCreate(t, n1.URL, "/c/orders", "a")
+	mustCreateOn(t, n1.picoNode, []string{"PICO_TOKEN=" + rootToken}, "/c/orders", "text/plain")
+	send(t, "POST", n1.URL+"/c/orders", bearer(rootToken, "Content-Type", "text/plain"), []byte("a")).wantStatus(t, http.StatusOK)
 	t.Run("redirect-carries-the-token", func(t *testing.T) {
 		pollUntil(t, "HEAD", n2.URL+"/c/orders", tok, http.StatusTemporaryRedirect, 5*time.Second)
 		send(t, "GET", n2.URL+"/c/orders", tok, nil).wantStatus(t, http.StatusTemporaryRedirect).

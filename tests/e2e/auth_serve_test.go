@@ -21,10 +21,16 @@ import (
 // itself, with each fragment in its stderr.
 func serveRefused(t *testing.T, args []string, fragments ...string) {
 	t.Helper()
+	serveRefusedIn(t, nil, args, fragments...)
+}
+
+// serveRefusedIn is serveRefused with extra environment.
+func serveRefusedIn(t *testing.T, env, args []string, fragments ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, picoproc.Binary(t), append([]string{"serve"}, args...)...)
-	cmd.Env = picoproc.Env()
+	cmd.Env = picoproc.Env(env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

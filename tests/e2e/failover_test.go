@@ -32,7 +32,7 @@ func TestFailoverWithoutOperator(t *testing.T) {
 		flags: append(window, "--wal-upload-interval-ms", "3600000")}) // appends stay in its WAL
 
 	const path = "/failover/orders"
-	mustCreate(t, owner.URL+path, "text/plain")
+	mustCreateOn(t, owner, nil, path, "text/plain")
 	mustAppend(t, owner.URL+path, "text/plain", []byte("a"))
 	// Both beat: past the window, the owner still serves the stream.
 	time.Sleep(12 * time.Second)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,7 @@ type nodeConfig struct {
 	listen     string // default 127.0.0.1:0 (the node prints the port)
 	admin      string // default 127.0.0.1:0
 	flags      []string
+	env        []string // extra environment, beside picoproc.Env's
 }
 
 // defaultNodeFlags keep waits short so the package stays fast.
@@ -69,7 +71,7 @@ type picoNode struct {
 // startNode runs pico serve and returns once GET /ready answers 200.
 func startNode(t *testing.T, cfg nodeConfig) *picoNode {
 	t.Helper()
-	return &picoNode{Process: picoproc.Serve(t, cfg.args()...), cfg: cfg}
+	return &picoNode{Process: picoproc.ServeIn(t, picoproc.Env(cfg.env...), cfg.args()...), cfg: cfg}
 }
 
 // restart starts a new process on the same data and the same ports, so URLs
@@ -80,4 +82,30 @@ func (n *picoNode) restart(t *testing.T) *picoNode {
 	cfg.listen = strings.TrimPrefix(n.URL, "http://")
 	cfg.admin = strings.TrimPrefix(n.AdminURL, "http://")
 	return startNode(t, cfg)
+}
+
+// id is the node's id.
+func (n *picoNode) id() int { return max(n.cfg.nodeID, 1) }
+
+// mustCreateOn creates a stream through n and, if placement put it on
+// another node, transfers it to n (env carries a token when auth is on):
+// a test of one node's streams names that node.
+func mustCreateOn(t *testing.T, n *picoNode, env []string, path, contentType string) {
+	t.Helper()
+	send(t, "PUT", n.URL+path, withEnvToken(env, "Content-Type", contentType), nil).wantStatus(t, 201)
+	moved := runPico(t, env, "", "admin", "transfer", path, "--to-node", fmt.Sprint(n.id()), "--wait", "--admin-endpoint", n.AdminURL)
+	if moved.code != 0 {
+		t.Fatalf("moving %s to node %d: %+v", path, n.id(), moved)
+	}
+}
+
+// withEnvToken is the headers kv, with the bearer token PICO_TOKEN carries
+// in env, if any.
+func withEnvToken(env []string, kv ...string) http.Header {
+	for _, e := range env {
+		if tok, ok := strings.CutPrefix(e, "PICO_TOKEN="); ok {
+			return bearer(tok, kv...)
+		}
+	}
+	return hdr(kv...)
 }

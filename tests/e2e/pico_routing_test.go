@@ -31,7 +31,7 @@ func TestTwoNodesRedirectToOwner(t *testing.T) {
 	other := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2})
 
 	const path = "/route/orders"
-	mustCreate(t, owner.URL+path, "text/plain")
+	mustCreateOn(t, owner, nil, path, "text/plain")
 	mustAppend(t, owner.URL+path, "text/plain", []byte("a"))
 
 	const query = "?seq=0&format=json"

@@ -27,11 +27,27 @@ func freeAddr(t *testing.T) string {
 }
 
 type cluster struct {
-	AppliedIndex uint64 `json:"appliedIndex"`
-	Nodes        []struct {
-		ID    uint32 `json:"id"`
-		Epoch uint64 `json:"epoch"`
-	} `json:"nodes"`
+	AppliedIndex uint64        `json:"appliedIndex"`
+	FeatureLevel int           `json:"featureLevel"`
+	Nodes        []clusterNode `json:"nodes"`
+}
+
+// clusterNode is one node of GET /admin/cluster, as the tests read it.
+type clusterNode struct {
+	ID           uint32 `json:"id"`
+	Epoch        uint64 `json:"epoch"`
+	Slots        int    `json:"slots"`
+	Assigned     int    `json:"assignedStreams"`
+	FeatureLevel int    `json:"featureLevel"`
+}
+
+// assigned is each node's stream count, by id.
+func (c cluster) assigned() map[int]int {
+	out := map[int]int{}
+	for _, n := range c.Nodes {
+		out[int(n.ID)] = n.Assigned
+	}
+	return out
 }
 
 func startServe(t *testing.T, bin, dir, admin string, env ...string) *exec.Cmd {

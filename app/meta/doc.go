@@ -45,7 +45,11 @@
 // snapshot; its proposals folded into it get ErrOutcomeUnknown (re-read
 // the view, then retry if absent). A row that does not decode halts the
 // plane (ErrHalted): no more applies or proposals on that node, and /ready
-// fails, rather than letting it fork from the others.
+// fails, rather than letting it fork from the others. So does a command or
+// snapshot above Config.Level, with a message naming the level it needs;
+// snapshots are written in the version the cluster's level reads
+// (domain.SnapshotVersionAt), and wait while the state holds what that
+// version cannot carry.
 //
 // # The maintenance lease
 //

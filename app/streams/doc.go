@@ -15,10 +15,14 @@
 //     predecessor that vanished), and every request after it finds the
 //     stream's handle there at once. This is how a stream closed or lost
 //     by its previous owner is revived.
-//  3. Creating. CreateStream with Open carries the encoded
+//  3. Creating. PlaceStream (or, before every node reads placements and
+//     with Config.Place off, CreateStream with Open) carries the encoded
 //     domain.StreamConfig (content type, record retention, expiry) as the
 //     stream's meta; an equal config again is success, another is a
 //     conflict; a lost race for the name is settled by reading the winner.
+//     A stream placed on another node is answered here when empty, and
+//     redirected there when the create carries records or a close, which
+//     that node writes (place.go).
 //  4. Appending. The service checks that the records suit the stream
 //     (ports.Unfit: content type, JSON) and Handle.Append has the
 //     write rules (domain.WriteState.Decide) judge the request under the

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -42,17 +44,41 @@ func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.Appe
 	if res.Duplicate || done == nil {
 		// A repeat's original (or the records before a bare seal) may
 		// still be in flight: answer once they are durable.
-		err = s.waitConfirmed(ctx, res.Next)
+		err = e.waitOriginal(ctx, s, res.Next)
 	} else {
-		// Not abandoned when ctx ends: the WAL always answers (the bulk is
-		// stored, or the WAL fails once its retries run out), and the
-		// append becomes durable or not whether or not anyone still waits.
-		err = <-done
+		err = e.awaitDurable(done)
 	}
 	if err == nil && req.Close && !res.Duplicate {
 		err = e.recordSeal(ctx, s)
 	}
 	return res, err
+}
+
+// awaitDurable waits for the WAL's answer on an append's frame, for at most
+// AppendTimeout. Not for ctx: the append becomes durable or not whether or
+// not its caller still waits, and a caller gone says nothing of it.
+func (e *Engine) awaitDurable(done <-chan error) error {
+	t := time.NewTimer(e.cfg.AppendTimeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%w after %v: the object store has not stored it", ErrNotDurable, e.cfg.AppendTimeout)
+	}
+}
+
+// waitOriginal waits until offsets below off are durable, for at most
+// AppendTimeout.
+func (e *Engine) waitOriginal(ctx context.Context, s *stream, off uint64) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, e.cfg.AppendTimeout,
+		fmt.Errorf("%w after %v: the records it repeats are not stored yet", ErrNotDurable, e.cfg.AppendTimeout))
+	defer cancel()
+	err := s.waitConfirmed(ctx, off)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return context.Cause(ctx)
+	}
+	return err
 }
 
 // Refuse answers req, which the caller found unfit for the stream (its

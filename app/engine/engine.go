@@ -30,6 +30,11 @@ var (
 	// process's WAL failed the append, or its stream epoch refused a seal.
 	// It is wal.ErrFenced, so one errors.Is covers both.
 	ErrFenced = wal.ErrFenced
+	// ErrNotDurable: an append's records were not durable within
+	// AppendTimeout (the object store is failing or slow). They stay
+	// submitted and become durable, in order, if the store takes them: the
+	// outcome is unknown to the caller.
+	ErrNotDurable = errors.New("engine: the append is not durable yet")
 )
 
 // Config wires an Engine.
@@ -60,6 +65,9 @@ type Config struct {
 	// UploadThresholdBytes of uncommitted records start an upload before
 	// the next interval (32 MiB).
 	UploadThresholdBytes int
+	// AppendTimeout bounds how long an append waits for its records, or
+	// a duplicate's original, to be durable before ErrNotDurable (10 s).
+	AppendTimeout time.Duration
 }
 
 // Engine serves the streams this process writes.
@@ -119,6 +127,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.UploadThresholdBytes <= 0 {
 		cfg.UploadThresholdBytes = 32 << 20
+	}
+	if cfg.AppendTimeout <= 0 {
+		cfg.AppendTimeout = 10 * time.Second
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{},
 		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),

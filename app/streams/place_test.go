@@ -43,6 +43,7 @@ func setSlots(t *testing.T, p *process, node domain.NodeID, slots uint32) {
 func TestCreatesSpreadOverTheNodes(t *testing.T) {
 	log, store, c := memlogAndStore()
 	one, two := startPlacing(t, log, store, 1, c), startPlacing(t, log, store, 2, c)
+	catchUp(t, one, two)
 	ctx := context.Background()
 	owners := map[domain.NodeID]int{}
 	for i := range 10 {
@@ -66,6 +67,7 @@ func TestCreatesSpreadOverTheNodes(t *testing.T) {
 	if _, err := one.svc.Append(ctx, onTwo, ports.AppendRequest{Records: recs("x")}); !errors.As(err, &redirect) || redirect.Address != "http://node2" {
 		t.Fatalf("append on node 1 to %s, placed on node 2: %v, want a redirect there", onTwo, err)
 	}
+	catchUp(t, two, one)
 	if r := mustAppend(t, two, onTwo, "x"); r.Next != 1 {
 		t.Fatalf("append on node 2: %+v", r)
 	}
@@ -74,6 +76,7 @@ func TestCreatesSpreadOverTheNodes(t *testing.T) {
 func TestCreateWithContentPlacedElsewhereIsWrittenWhereItLands(t *testing.T) {
 	log, store, c := memlogAndStore()
 	one, two := startPlacing(t, log, store, 1, c), startPlacing(t, log, store, 2, c)
+	catchUp(t, one, two)
 	setSlots(t, one, 1, 0)
 	ctx := context.Background()
 	var redirect *ports.RedirectError
@@ -83,6 +86,7 @@ func TestCreateWithContentPlacedElsewhereIsWrittenWhereItLands(t *testing.T) {
 	if _, _, err := one.svc.Create(ctx, "/c", text(), recs("a", "b"), false); !errors.As(err, &redirect) {
 		t.Fatalf("the create again on node 1: %v, want a redirect", err)
 	}
+	catchUp(t, two, one)
 	info, created, err := two.svc.Create(ctx, "/c", text(), recs("a", "b"), false)
 	if err != nil || !created || info.Next != 2 {
 		t.Fatalf("the create, redirected to node 2: %+v created=%v %v; want it made with two records", info, created, err)
@@ -103,12 +107,14 @@ func TestCreateWithContentPlacedElsewhereIsWrittenWhereItLands(t *testing.T) {
 func TestClosedCreatePlacedElsewhereIsClosedWhereItLands(t *testing.T) {
 	log, store, c := memlogAndStore()
 	one, two := startPlacing(t, log, store, 1, c), startPlacing(t, log, store, 2, c)
+	catchUp(t, one, two)
 	setSlots(t, one, 1, 0)
 	ctx := context.Background()
 	var redirect *ports.RedirectError
 	if _, _, err := one.svc.Create(ctx, "/closed", text(), nil, true); !errors.As(err, &redirect) {
 		t.Fatalf("closed create on node 1, placed on node 2: %v, want a redirect", err)
 	}
+	catchUp(t, two, one)
 	if info, created, err := two.svc.Create(ctx, "/closed", text(), nil, true); err != nil || !created || !info.Closed {
 		t.Fatalf("the closed create on node 2: %+v created=%v %v", info, created, err)
 	}
@@ -120,7 +126,7 @@ func TestClosedCreatePlacedElsewhereIsClosedWhereItLands(t *testing.T) {
 func TestCreatesStayLocalUntilEveryNodeReadsPlacements(t *testing.T) {
 	log, store, c := memlogAndStore()
 	one := startPlacing(t, log, store, 1, c)
-	start(t, log, store, 2, c) // declares no level: an older release
+	catchUp(t, one, start(t, log, store, 2, c)) // node 2 declares no level: an older release
 	for i := range 6 {
 		name := fmt.Sprintf("/l/%d", i)
 		mustCreate(t, one, name)

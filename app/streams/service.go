@@ -223,6 +223,8 @@ func (s *Service) engineError(st stream, err error) error {
 			}
 		}
 		return ports.Errorf(ports.ErrUnavailable, "stream %s is served by another node", st.Name)
+	case errors.Is(err, engine.ErrNotDurable):
+		return ports.Errorf(ports.ErrUnavailable, "%v; it may still be written: retry it (an idempotent producer's retry is not written twice)", err)
 	case errors.Is(err, wal.ErrFailed):
 		return ports.Errorf(ports.ErrUnavailable, "this node cannot make appends durable, it takes none until it restarts: %v", err)
 	case errors.Is(err, engine.ErrFenced), errors.Is(err, wal.ErrClosed), errors.Is(err, engine.ErrNotLocal):

@@ -21,8 +21,8 @@ var (
 	ErrFenced = errors.New("wal: fenced by a newer owner")
 	// ErrClosed: the WAL was closed.
 	ErrClosed = errors.New("wal: closed")
-	// ErrFailed: the object store refused a bulk past RetryFor; the WAL
-	// acknowledges nothing more (the process must restart).
+	// ErrFailed: the object store refused a bulk past RetryFor (when one
+	// is set); the WAL acknowledges nothing more (the process must restart).
 	ErrFailed = errors.New("wal: the object store failed for longer than the retry window")
 )
 
@@ -39,8 +39,15 @@ type Config struct {
 	// MaxBufferedBytes bounds bytes submitted but not yet acknowledged;
 	// Submit waits beyond it (64 MiB).
 	MaxBufferedBytes int
-	// RetryFor is how long one bulk is retried before the WAL fails (30 s).
+	// RetryFor is how long one bulk is retried before the WAL fails (0:
+	// until it is stored, or the WAL is fenced or closed). Without a bound
+	// a store that comes back finds the WAL working: appends wait for it
+	// (their callers bound the wait) and nothing is lost or reordered.
 	RetryFor time.Duration
+	// CloseWithin bounds how long Close waits for what is buffered to be
+	// stored (10 s); past it, the rest fails with ErrClosed. It was never
+	// acknowledged.
+	CloseWithin time.Duration
 	// MaxLinger caps how long the next bulk waits for the appenders an
 	// upload just acknowledged to come back (20 ms; negative: never wait).
 	// See linger.
@@ -60,8 +67,8 @@ func (c *Config) defaults() {
 	if c.MaxBufferedBytes <= 0 {
 		c.MaxBufferedBytes = 64 << 20
 	}
-	if c.RetryFor <= 0 {
-		c.RetryFor = 30 * time.Second
+	if c.CloseWithin <= 0 {
+		c.CloseWithin = 10 * time.Second
 	}
 	if c.MaxLinger == 0 {
 		c.MaxLinger = 20 * time.Millisecond
@@ -114,6 +121,9 @@ type WAL struct {
 	// failingSince is when the oldest PUT now being retried first failed
 	// (unix nanoseconds, 0: none is failing).
 	failingSince atomic.Int64
+	// abandon ends the uploads still being retried once Close gives up.
+	abandon     context.Context
+	stopUploads context.CancelFunc
 }
 
 // FailingFor is for how long the store has been refusing a bulk that is
@@ -153,6 +163,7 @@ func Open(cfg Config) *WAL {
 		queue: make(chan *bulk, cfg.MaxInFlight)}
 	w.space = sync.NewCond(&w.mu)
 	w.linger.putTimes = lingerPutTimes
+	w.abandon, w.stopUploads = context.WithCancel(context.Background())
 	return w
 }
 
@@ -342,9 +353,12 @@ func (w *WAL) Err() error {
 // other processes live there too: that is where Fence reads them.
 func (w *WAL) Store() ports.ObjectStore { return w.cfg.Store }
 
-// Close uploads what is buffered, waits for every upload to finish, then
-// fails further submissions with ErrClosed.
+// Close uploads what is buffered, waits for every upload to finish (for at
+// most CloseWithin: a store that is down does not hold a shutdown), then
+// fails further submissions, and what was not stored, with ErrClosed.
 func (w *WAL) Close() error {
+	giveUp := time.AfterFunc(w.cfg.CloseWithin, w.abandonUploads)
+	defer giveUp.Stop()
 	w.mu.Lock()
 	w.closing = true // no lingers: what is buffered leaves as soon as it can
 	if w.canSealLocked() {
@@ -361,7 +375,17 @@ func (w *WAL) Close() error {
 	}
 	w.mu.Unlock()
 	w.uploads.Wait()
+	w.stopUploads()
 	return err
+}
+
+// abandonUploads ends the retries of uploads still in flight; Close then
+// fails their frames.
+func (w *WAL) abandonUploads() {
+	w.stopUploads()
+	w.mu.Lock()
+	w.failLocked(fmt.Errorf("%w: the object store did not take the rest within %v", ErrClosed, w.cfg.CloseWithin))
+	w.mu.Unlock()
 }
 
 // Stats counts stored bulks since the WAL opened: Puts of them, holding
@@ -377,12 +401,12 @@ func (w *WAL) Stats() Stats {
 	return Stats{Puts: w.puts.Load(), Submissions: w.submissions.Load(), PutTime: time.Duration(w.putNanos.Load())}
 }
 
-// put stores one bulk, retrying transient errors for RetryFor. A
-// precondition failure is resolved by reading the key back: our own bytes
-// mean an earlier attempt succeeded; anything else means we were fenced.
+// put stores one bulk, retrying transient errors for RetryFor (or until
+// Close abandons it). A precondition failure is resolved by reading the key
+// back: our own bytes mean an earlier attempt succeeded; anything else
+// means we were fenced.
 func (w *WAL) put(key string, body []byte) error {
-	deadline := time.Now().Add(w.cfg.RetryFor)
-	backoff := 10 * time.Millisecond
+	start, backoff := time.Now(), 10*time.Millisecond
 	for {
 		err := w.tryPut(key, body)
 		if err == nil || errors.Is(err, ErrFenced) {
@@ -392,17 +416,21 @@ func (w *WAL) put(key string, body []byte) error {
 			return err
 		}
 		w.failingSince.CompareAndSwap(0, time.Now().UnixNano())
-		if time.Now().After(deadline) {
+		if w.cfg.RetryFor > 0 && time.Since(start) > w.cfg.RetryFor {
 			return fmt.Errorf("%w: upload %s: %w", ErrFailed, key, err)
 		}
 		w.cfg.Logger.Warn("WAL upload failed, retrying", "key", key, "err", err, "backoff", backoff)
-		time.Sleep(backoff)
+		select {
+		case <-time.After(backoff):
+		case <-w.abandon.Done():
+			return fmt.Errorf("%w before %s was stored: %w", ErrClosed, key, err)
+		}
 		backoff = min(2*backoff, time.Second)
 	}
 }
 
 func (w *WAL) tryPut(key string, body []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(w.abandon, 10*time.Second)
 	defer cancel()
 	err := w.cfg.Store.PutIfAbsent(ctx, key, body)
 	if !errors.Is(err, ports.ErrPrecondition) {

@@ -34,6 +34,9 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 		{"--failover-after-sec", "NaN"},
 		{"--failover-after-sec", "+Inf"},
 		{"--failover-after-sec", "1e10"},
+		{"--append-timeout-sec", "0"},
+		{"--append-timeout-sec", "NaN"},
+		{"--append-timeout-sec", "1e9"},
 		{"--node-epoch", "4611686018427387904"}, // no room below the SQL log's bigint
 	} {
 		if _, err := parseServe(args); err == nil {

@@ -54,6 +54,7 @@ type serveFlags struct {
 	bootstrap   string
 	bootstrapF  string
 	allowRemote bool
+	appendSec   float64
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -74,6 +75,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
 	fs.Float64Var(&f.failoverSec, "failover-after-sec", 20, "fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never; at least 10; set it alike on every node)")
+	fs.Float64Var(&f.appendSec, "append-timeout-sec", 10, "answer 503 to an append not durable within this long (the object store failing); it may still be written")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
@@ -119,6 +121,8 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--failover-after-sec must be 0 (never) or from %g (four heartbeats) to %d", node.MinFailoverAfter.Seconds(), maxFailoverSec)
 	case f.nodeEpoch > maxNodeEpoch:
 		return fmt.Errorf("--node-epoch must be at most %d", uint64(maxNodeEpoch))
+	case !(f.appendSec > 0 && f.appendSec <= 3600):
+		return errors.New("--append-timeout-sec must be above 0 and at most 3600")
 	case f.longPollSec <= 0 || f.sseMaxSec <= 0:
 		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:
@@ -313,6 +317,7 @@ func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config) error 
 	cfg.WAL.MaxBufferedBytes = int(f.walCache)
 	cfg.Engine.BlockCacheBytes = int(f.blockCache)
 	cfg.Engine.UploadThresholdBytes = int(f.uploadBytes)
+	cfg.Engine.AppendTimeout = time.Duration(f.appendSec * float64(time.Second))
 	cfg.UploadEvery = time.Duration(f.uploadMs) * time.Millisecond
 	return nil
 }

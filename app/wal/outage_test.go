@@ -1,0 +1,90 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// downStore refuses every PutIfAbsent while down is set.
+type downStore struct {
+	ports.ObjectStore
+	down atomic.Bool
+}
+
+func (s *downStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if s.down.Load() {
+		return errors.New("connection refused")
+	}
+	return s.ObjectStore.PutIfAbsent(ctx, key, body)
+}
+
+// TestStoreOutageDelaysAcknowledgementsWithoutFailingTheWAL: with no retry
+// bound, frames submitted while the store refuses every PUT are stored, in
+// order, once it takes them again, and the WAL goes on working.
+func TestStoreOutageDelaysAcknowledgementsWithoutFailingTheWAL(t *testing.T) {
+	store := &downStore{ObjectStore: memstore.New()}
+	w := Open(Config{Store: store, Node: 1, Epoch: 1})
+	defer w.Close()
+	store.down.Store(true)
+	var order []uint64
+	done := make(chan error, 3)
+	for off := range uint64(3) {
+		if err := w.Submit(frame(1, off, "x"), func(err error) { order = append(order, off); done <- err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a frame was answered (%v) while the store refused every PUT", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if w.FailingFor() == 0 {
+		t.Error("FailingFor is 0 while the store refuses the WAL's PUTs")
+	}
+	store.down.Store(false)
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatalf("a frame after the store came back: %v", err)
+		}
+	}
+	if order[0] != 0 || order[1] != 1 || order[2] != 2 {
+		t.Errorf("acknowledged in order %v, want 0 1 2", order)
+	}
+	if err := submitWait(t, w, frame(1, 3, "y")); err != nil || w.Err() != nil || w.FailingFor() != 0 {
+		t.Fatalf("append after the outage: %v (WAL error %v, failing for %v)", err, w.Err(), w.FailingFor())
+	}
+	frames, err := Fence(context.Background(), store, 1, 1, domain.Proposer{Node: 2, Epoch: 1})
+	if err != nil || len(frames) != 4 {
+		t.Fatalf("fence read %d frames (%v), want all 4", len(frames), err)
+	}
+}
+
+// TestCloseGivesUpOnAStoreThatIsDown: Close returns within CloseWithin
+// even while the store refuses everything, failing what it never stored.
+func TestCloseGivesUpOnAStoreThatIsDown(t *testing.T) {
+	store := &downStore{ObjectStore: memstore.New()}
+	store.down.Store(true)
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, CloseWithin: 200 * time.Millisecond})
+	done := make(chan error, 1)
+	if err := w.Submit(frame(1, 0, "x"), func(err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := w.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %v with the store down, want about CloseWithin", took)
+	}
+	if !errors.Is(err, ErrClosed) {
+		t.Errorf("Close: %v, want ErrClosed naming what was not stored", err)
+	}
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("the frame never stored: %v, want ErrClosed", err)
+	}
+}

@@ -43,10 +43,13 @@
 // frames in one bulk, one object: a crash leaves all of them or none.
 // MaxBufferedBytes of unacknowledged frames make Submit wait: memory stays
 // bounded under a producer faster than the store. A failed PUT is retried
-// for RetryFor; a precondition failure is resolved by reading the key back
-// (our own bytes: an earlier attempt succeeded; a fence: we were fenced,
-// ErrFenced). When a bulk cannot be stored, the WAL fails: nothing after
-// it is ever acknowledged, and every frame not yet acknowledged gets the
+// until it is stored (or for RetryFor, when set); a precondition failure
+// is resolved by reading the key back (our own bytes: an earlier attempt
+// succeeded; a fence: we were fenced, ErrFenced). A store that fails for a
+// while only delays acknowledgements, in order: the engine bounds how long
+// an append waits. When a bulk cannot be stored (fenced, past RetryFor, or
+// abandoned by Close after CloseWithin), the WAL fails: nothing after it
+// is ever acknowledged, and every frame not yet acknowledged gets the
 // error. WAL.Stats counts the PUTs, the appends in them and the time they
 // took (retries included); /metrics shows them as wal_puts_total,
 // wal_submissions_total and wal_put_seconds_total.

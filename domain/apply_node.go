@@ -51,6 +51,7 @@ func (s *State) fenceNode(c *FenceNode) Result {
 	}
 	n := *old
 	n.Epoch, n.Slots = c.Epoch+1, 0 // no live process holds the new epoch: take no placements
+	n.Left = c.By == Proposer{Node: c.Node, Epoch: c.Epoch}
 	s.nodes = s.nodes.Set(uint32(n.ID), &n)
 	return ok(n.Epoch)
 }

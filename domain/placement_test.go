@@ -183,3 +183,22 @@ func TestCommandLevels(t *testing.T) {
 		}
 	}
 }
+
+func TestANodeThatLeftIsToldFromAFencedOne(t *testing.T) {
+	s := cluster(t, 1, 1)
+	s.Apply(&FenceNode{By: by(1), Node: 1, Epoch: 11}) // node 1 fences itself: it leaves
+	s.Apply(&RegisterNode{Node: 3, Epoch: 13, Slots: 1})
+	s.Apply(&FenceNode{By: Proposer{Node: 3, Epoch: 13}, Node: 2, Epoch: 12}) // node 2 is fenced by node 3
+	one, _ := s.Node(1)
+	two, _ := s.Node(2)
+	if !one.Left || one.Slots != 0 || two.Left {
+		t.Fatalf("node 1 after leaving %+v, node 2 after its fence %+v: want only node 1 left", one, two)
+	}
+	s.Apply(&RegisterNode{Node: 1, Epoch: 20, Slots: 1})
+	if again, _ := s.Node(1); again.Left {
+		t.Errorf("node 1 registered again is still marked left: %+v", again)
+	}
+	if _, err := EncodeStateAt(s, 5); err != nil {
+		t.Errorf("version 5 once no node is marked left: %v", err)
+	}
+}

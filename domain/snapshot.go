@@ -33,6 +33,9 @@ func EncodeStateAt(s *State, version uint8) ([]byte, error) {
 	if version < 6 && s.awaitingCreate() {
 		return nil, fmt.Errorf("%w: a stream awaits its create (version 6)", ErrOlderSnapshot)
 	}
+	if version < 6 && s.anyLeft() {
+		return nil, fmt.Errorf("%w: a node left (version 6)", ErrOlderSnapshot)
+	}
 	e := &encoder{buf: make([]byte, 0, 256+128*s.streams.Len())}
 	e.u8(version)
 	for _, v := range []uint64{s.Index, s.Applied, s.NextStreamID, s.NextObjectID} {
@@ -44,6 +47,9 @@ func EncodeStateAt(s *State, version uint8) ([]byte, error) {
 		e.str(n.Address)
 		e.uvarint(uint64(n.Slots))
 		e.uvarint(uint64(n.Assigned))
+		if version >= 6 {
+			e.boolean(n.Left)
+		}
 	})
 	encodeMap(e, s.streams, func(_ uint64, st *Stream) { encodeStream(e, st, version) })
 	encodeMap(e, s.objects, func(_ uint64, o *Object) {
@@ -78,6 +84,13 @@ func encodeMap[K cmp.Ordered, V any](e *encoder, m pmap[K, V], fn func(K, V)) {
 func (s *State) awaitingCreate() bool {
 	found := false
 	s.streams.All(func(_ uint64, st *Stream) bool { found = st.AwaitsCreate; return !found })
+	return found
+}
+
+// anyLeft reports whether any node left on shutdown.
+func (s *State) anyLeft() bool {
+	found := false
+	s.nodes.All(func(_ uint32, n *Node) bool { found = n.Left; return !found })
 	return found
 }
 
@@ -126,6 +139,9 @@ func DecodeState(b []byte) (State, error) {
 	s := State{Index: d.uvarint(), Applied: d.uvarint(), NextStreamID: d.uvarint(), NextObjectID: d.uvarint()}
 	s.nodes = decodeMap(d, 3, func() (uint32, *Node) {
 		n := &Node{ID: d.node(), Epoch: d.uvarint(), Address: d.str(), Slots: d.u32(), Assigned: d.u32()}
+		if version >= 6 {
+			n.Left = d.boolean()
+		}
 		return uint32(n.ID), n
 	})
 	s.streams = decodeMap(d, 12, func() (uint64, *Stream) { st := decodeStream(d, version); return st.ID, st })

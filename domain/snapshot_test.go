@@ -68,12 +68,12 @@ func TestDecodeStateRejectsTruncation(t *testing.T) {
 
 func TestDecodeStateRejectsUnorderedKeys(t *testing.T) {
 	// Header (index, applied, next stream, next object), then two nodes out
-	// of order: id, epoch, address, slots, assigned.
-	b := []byte{SnapshotVersion, 0, 0, 1, 1, 2, 2, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0}
+	// of order: id, epoch, address, slots, assigned, left.
+	b := []byte{SnapshotVersion, 0, 0, 1, 1, 2, 2, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0}
 	if _, err := DecodeState(b); !errors.Is(err, ErrDecode) {
 		t.Fatalf("unordered nodes accepted: %v", err)
 	}
-	b[6], b[11] = 1, 2 // ordered: now valid
+	b[6], b[12] = 1, 2 // ordered: now valid
 	if _, err := DecodeState(b); err != nil {
 		t.Fatalf("ordered nodes rejected: %v", err)
 	}

@@ -14,6 +14,9 @@ type Node struct {
 	// Assigned counts the streams whose home is this node (open or not); it
 	// drives placement.
 	Assigned uint32
+	// Left: its last process fenced itself on shutdown (a FenceNode it
+	// proposed), rather than being fenced by the cluster.
+	Left bool
 }
 
 // Stream is the metadata of one stream. It is immutable once stored in a

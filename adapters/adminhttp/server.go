@@ -50,7 +50,7 @@ type Node interface {
 // listings of another Node show only the registrations.
 type MemberNode interface {
 	Node
-	// Liveness is node id's state ("alive", "suspect", "fenced") and for
+	// Liveness is node id's state ("alive", "suspect", "fenced", "left") and for
 	// how long its heartbeat has looked the same; known is false when
 	// this node cannot tell.
 	Liveness(id domain.NodeID) (state string, quiet time.Duration, known bool)

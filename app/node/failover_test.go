@@ -419,4 +419,13 @@ func TestLivenessFollowsTheHeartbeats(t *testing.T) {
 	if _, _, known := judge.Liveness(3); known {
 		t.Error("an unregistered node has a state")
 	}
+	leaving := c.start(3, nil, c.log.Heartbeats())
+	waitFor(t, "node 3 alive", func() bool { return state(3) == StateAlive })
+	if err := leaving.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node 3 left", func() bool { return state(3) == StateLeft })
+	if state(2) != StateFenced {
+		t.Errorf("node 2, fenced by the cluster, shows %q", state(2))
+	}
 }

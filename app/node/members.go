@@ -13,8 +13,11 @@ const (
 	// cluster fences it once that lasts the failover window.
 	StateSuspect = "suspect"
 	// StateFenced: no process runs its registration: the cluster fenced
-	// it, or it left on shutdown (a leaving node fences itself).
+	// it.
 	StateFenced = "fenced"
+	// StateLeft: no process runs its registration: it left on shutdown (a
+	// leaving node fences itself).
+	StateLeft = "left"
 )
 
 // Liveness says how node id looks from here: its state and for how long
@@ -42,6 +45,8 @@ func (n *Node) Liveness(id domain.NodeID) (state string, quiet time.Duration, kn
 	switch {
 	case !ok || seen.epoch != reg.Epoch:
 		return "", 0, false // registered since the last reading
+	case seen.beatAt.IsZero() && reg.Slots == 0 && reg.Left:
+		return StateLeft, seen.quiet, true
 	case seen.beatAt.IsZero() && reg.Slots == 0:
 		return StateFenced, seen.quiet, true
 	case seen.quiet >= 2*n.cfg.BeatEvery:

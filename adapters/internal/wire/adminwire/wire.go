@@ -15,8 +15,9 @@ type Node struct {
 	// FeatureLevel is the feature level its process declared (1, the base
 	// level, when it declared none).
 	FeatureLevel uint32 `json:"featureLevel"`
-	// State is how the answering node sees it: alive, suspect or fenced
-	// (by the cluster, or by itself on leaving); empty when it cannot tell.
+	// State is how the answering node sees it: alive, suspect, fenced (by
+	// the cluster) or left (it fenced itself on shutdown); empty when it
+	// cannot tell.
 	State string `json:"state,omitempty"`
 	// HeartbeatAgeMs is for how long its heartbeat has looked the same to
 	// the answering node, with State.

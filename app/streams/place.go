@@ -19,6 +19,39 @@ import (
 // level), and on a node that serves every stream where it is asked
 // (Config.Place off), a stream is created on the node that is asked.
 
+// placeRevival places a stream that nobody holds and whose home node is
+// gone (fenced, left, or no longer registered), as a new one is placed: it
+// records a transfer to the node placement picks, which takes the stream
+// at once (node.takeTransfers), and returns that node's address. It
+// returns "" to serve the stream here: placement picks this node, the
+// stream is held or being transferred, or its home is a live node (a
+// stream let go by a live node is revived where it is asked, as before).
+func (s *Service) placeRevival(ctx context.Context, st stream) string {
+	if !s.cfg.Place || s.isLocal(st.ID) {
+		return ""
+	}
+	v := s.cfg.Plane.View()
+	cur, ok := v.Stream(st.ID)
+	if !ok || v.IsOpen(cur) || v.PendingTransfer(cur) != 0 || v.ClusterLevel() < domain.LevelPlacement {
+		return ""
+	}
+	if home, ok := v.Node(cur.Owner); ok && home.Slots > 0 {
+		return ""
+	}
+	to, placed := v.Place()
+	if !placed || to == s.cfg.By.Node {
+		return ""
+	}
+	if _, err := s.cfg.Plane.ProposeOne(ctx, &domain.StartTransfer{By: s.cfg.By, Stream: cur.ID, To: to}); err != nil {
+		return "" // it is served here, as before placement
+	}
+	v = s.cfg.Plane.View()
+	if cur, ok = v.Stream(st.ID); !ok {
+		return ""
+	}
+	return s.ownerAddress(&v, cur) // the transfer's target, or whoever took the stream meanwhile
+}
+
 // creation is the command that creates stream name with cfg; content says
 // the create carries initial records or a close.
 func (s *Service) creation(name string, cfg domain.StreamConfig, content bool) domain.Command {

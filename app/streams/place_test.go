@@ -135,3 +135,38 @@ func TestCreatesStayLocalUntilEveryNodeReadsPlacements(t *testing.T) {
 		}
 	}
 }
+
+func TestAStreamWhoseNodeIsGoneIsPlacedWhenRevived(t *testing.T) {
+	log, store, c := memlogAndStore()
+	one := startPlacing(t, log, store, 1, c)
+	two, three := startPlacing(t, log, store, 2, c), startPlacing(t, log, store, 3, c)
+	catchUp(t, one, two, three)
+	ctx := context.Background()
+	mustCreate(t, one, "/a") // placed on node 1, the lowest id of equals
+	mustCreate(t, one, "/b") // node 2
+	catchUp(t, two, one)
+	mustAppend(t, two, "/b", "x")
+	if r, err := two.plane.ProposeOne(ctx, &domain.FenceNode{By: two.svc.cfg.By, Node: 1, Epoch: 1}); err != nil || !r.OK() {
+		t.Fatalf("fence node 1: %v %v", r, err)
+	}
+	catchUp(t, two, one)
+	var redirect *ports.RedirectError
+	if _, err := two.svc.Append(ctx, "/a", ports.AppendRequest{Records: recs("y")}); !errors.As(err, &redirect) || redirect.Address != "http://node3" {
+		t.Fatalf("append on node 2 to /a, whose node was fenced: %v, want a redirect to node 3, which holds fewer streams", err)
+	}
+	catchUp(t, three, two)
+	if r := mustAppend(t, three, "/a", "y"); r.Next != 1 {
+		t.Fatalf("append on node 3: %+v", r)
+	}
+	if owner := ownerOf(t, three, "/a"); owner != 3 {
+		t.Errorf("/a is on node %d, want 3", owner)
+	}
+	// A stream whose node lives is revived where it is asked, as before.
+	if err := two.svc.HandOff(ctx); err != nil {
+		t.Fatal(err)
+	}
+	catchUp(t, three, two)
+	if r := mustAppend(t, three, "/b", "z"); r.Next != 2 {
+		t.Fatalf("append on node 3 to /b, let go by node 2: %+v", r)
+	}
+}

@@ -171,6 +171,9 @@ func (s *Service) isLocal(id uint64) bool {
 // returns its handle. A stream open on another live node is a redirect to
 // it.
 func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
+	if addr := s.placeRevival(ctx, st); addr != "" {
+		return engine.Handle{}, &ports.RedirectError{Address: addr}
+	}
 	h, err := s.cfg.Engine.Open(ctx, st.ID)
 	if err != nil {
 		return h, s.engineError(st, err)

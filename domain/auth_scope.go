@@ -29,6 +29,7 @@ const (
 	OpStreamInspect
 	OpTransferStream // admin write
 	OpUpdateNodeSlots
+	OpDrainNode
 	numOps
 )
 
@@ -59,12 +60,12 @@ const (
 
 var opNames = [numOps]string{"read", "head", "list", "create", "append", "trim", "close", "delete",
 	"list_tokens", "issue_token", "revoke_token", "cluster_read", "node_read", "stream_inspect",
-	"transfer_stream", "update_node_slots"}
+	"transfer_stream", "update_node_slots", "drain_node"}
 
 var opGroups = [numOps]Group{GroupStreamRead, GroupStreamRead, GroupStreamRead,
 	GroupStreamWrite, GroupStreamWrite, GroupStreamWrite, GroupStreamWrite, GroupStreamWrite,
 	GroupTokensRead, GroupTokensWrite, GroupTokensWrite,
-	GroupAdminRead, GroupAdminRead, GroupAdminRead, GroupAdminWrite, GroupAdminWrite}
+	GroupAdminRead, GroupAdminRead, GroupAdminRead, GroupAdminWrite, GroupAdminWrite, GroupAdminWrite}
 
 func (o Op) String() string {
 	if o < numOps {

@@ -505,6 +505,7 @@ func TestOpTable(t *testing.T) {
 		{OpStreamInspect, "stream_inspect", GroupAdminRead, ResourceCluster},
 		{OpTransferStream, "transfer_stream", GroupAdminWrite, ResourceCluster},
 		{OpUpdateNodeSlots, "update_node_slots", GroupAdminWrite, ResourceCluster},
+		{OpDrainNode, "drain_node", GroupAdminWrite, ResourceCluster},
 	}
 	ops := Ops()
 	if len(ops) != len(want) {
@@ -519,12 +520,12 @@ func TestOpTable(t *testing.T) {
 			t.Errorf("ParseOp(%q) = %v, %v", w.name, got, ok)
 		}
 	}
-	for _, bad := range []string{"", "READ", "Read", "read ", "stream", "op(16)"} {
+	for _, bad := range []string{"", "READ", "Read", "read ", "stream", "op(17)"} {
 		if _, ok := ParseOp(bad); ok {
 			t.Errorf("ParseOp(%q) accepted", bad)
 		}
 	}
-	if got := Op(numOps).String(); got != "op(16)" {
+	if got := Op(numOps).String(); got != "op(17)" {
 		t.Errorf("unknown op prints %q", got)
 	}
 	if RootScope().HasOp(numOps) || RootScope().HasOp(255) {

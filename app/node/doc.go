@@ -69,6 +69,31 @@
 // # Slots (slots.go)
 //
 // SetSlots proposes a SetSlots command (pico admin set-slots). Slots are
-// recorded, not yet used for placement; giving slots to a registration no
-// process runs is refused, as the failover check would fence it again.
+// recorded, not yet used to place new streams, but a drain moves streams
+// by them (below); giving slots to a registration no process runs is
+// refused, as the failover check would fence it again.
+//
+// # Drains (drain.go)
+//
+// DrainNode (pico admin drain, POST /admin/nodes/{id}/drain), asked of
+// any node, sets a node's slots to 0, so placement never picks it, and
+// moves every stream whose home it is in the background on the node
+// asked: each to the node placement picks as the view stands
+// (domain.State.Place, or the target of a transfer already pending),
+// through the stream's writer wherever it runs (streams.Service.Transfer),
+// until the target has opened it. DrainParallel moves run at once, so the
+// targets' shares differ from placement's by the moves in flight at most.
+// A drain works in passes over the streams still homed on the node: a
+// failed move is logged, counted and retried in the next pass, and the
+// drain stops once the node is home to none, after five passes in a row
+// that moved nothing, or when no node takes placements (ErrNoPlacement,
+// which a drain with streams left refuses up front). The list comes from
+// the view, never from the drain's own memory, so asking again resumes a
+// drain that stopped, on any node; DrainProgress shows the streams left
+// (domain.Node.Assigned) and what this process's drain has done.
+//
+// DrainSelf is the same drain run by the node on itself, as a stop begins
+// (serve --shutdown-transfer): its streams change hands while it still
+// serves them, up to the caller's deadline. What it has not moved by then
+// the normal stop hands back (Close).
 package node

@@ -99,6 +99,8 @@ type Node struct {
 	subs     *subscriptions.Service
 	auth     *auth.Service
 	draining atomic.Bool
+	drains   drains
+	runCtx   context.Context // ends as Close stops background work
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 
@@ -195,7 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	n.stop = cancel
+	n.runCtx, n.stop = runCtx, cancel
 	if cfg.Lease != nil {
 		n.lease = &meta.LeaseKeeper{Lease: cfg.Lease, Holder: leaseHolder(cfg.ID, cfg.Epoch),
 			Predecessor: predecessor, Now: cfg.Now, Logger: cfg.Logger}

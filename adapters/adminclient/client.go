@@ -1,6 +1,6 @@
 // Package adminclient is the client of a node's admin listener that the
 // CLI's admin verbs use: the cluster view, the nodes, a stream's metadata,
-// a node's placement weight and the tokens.
+// a node's placement weight, drains and the tokens.
 package adminclient
 
 import (
@@ -23,6 +23,7 @@ type (
 	Cluster     = adminwire.Cluster
 	Node        = adminwire.Node
 	Stream      = adminwire.Stream
+	Drain       = adminwire.Drain
 	Token       = adminwire.Token
 	Tokens      = adminwire.Tokens
 	IssuedToken = adminwire.IssuedToken
@@ -108,6 +109,24 @@ func (c *Client) Transfer(ctx context.Context, name string, to uint32) (Stream, 
 	}
 	var out Stream
 	return out, c.call(ctx, http.MethodPost, "/admin/transfer", body, &out)
+}
+
+// DrainNode starts the drain of node id on the answering node, or
+// continues it, and returns its progress then.
+func (c *Client) DrainNode(ctx context.Context, id uint32) (Drain, error) {
+	var out Drain
+	return out, c.call(ctx, http.MethodPost, drainPath(id), nil, &out)
+}
+
+// DrainProgress returns the progress of node id's drain as the answering
+// node sees it.
+func (c *Client) DrainProgress(ctx context.Context, id uint32) (Drain, error) {
+	var out Drain
+	return out, c.call(ctx, http.MethodGet, drainPath(id), nil, &out)
+}
+
+func drainPath(id uint32) string {
+	return "/admin/nodes/" + strconv.FormatUint(uint64(id), 10) + "/drain"
 }
 
 // Tokens lists the tokens the caller may see, in id order: never their

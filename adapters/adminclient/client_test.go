@@ -119,3 +119,17 @@ func TestNoTokenSendsNoAuthorizationAndStreamNamesStayEscaped(t *testing.T) {
 		t.Fatalf("the listener saw %+v", s)
 	}
 }
+
+func TestDrainPostsAndFollowsTheNodesDrain(t *testing.T) {
+	c, s := serve(t, 200, `{"node":2,"slots":0,"remainingStreams":3,"movedStreams":5,"running":true,"failedMoves":1,"lastError":"x"}`)
+	got, err := c.DrainNode(t.Context(), 2)
+	if err != nil || s.method != http.MethodPost || s.uri != "/admin/nodes/2/drain" || len(s.body) != 0 {
+		t.Fatalf("drain: %v; the listener saw %+v", err, s)
+	}
+	if want := (Drain{Node: 2, Remaining: 3, Moved: 5, Running: true, FailedMoves: 1, LastError: "x"}); got != want {
+		t.Fatalf("drain %+v, want %+v", got, want)
+	}
+	if _, err := c.DrainProgress(t.Context(), 2); err != nil || s.method != http.MethodGet || s.uri != "/admin/nodes/2/drain" {
+		t.Fatalf("drain progress: %v; the listener saw %+v", err, s)
+	}
+}

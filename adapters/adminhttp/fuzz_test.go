@@ -46,11 +46,25 @@ func (n *slotsNode) Transfer(_ context.Context, name string, to domain.NodeID) e
 	}
 }
 
+// DrainNode sets the node's slots to 0, as the node does before it moves
+// any stream.
+func (n *slotsNode) DrainNode(ctx context.Context, id domain.NodeID) (adminhttp.Drain, error) {
+	if err := n.SetSlots(ctx, id, 0); err != nil {
+		return adminhttp.Drain{}, err
+	}
+	return n.DrainProgress(id), nil
+}
+
+func (n *slotsNode) DrainProgress(id domain.NodeID) adminhttp.Drain {
+	reg, _ := n.state.Node(id)
+	return adminhttp.Drain{Node: uint32(id), Slots: reg.Slots, Remaining: int(reg.Assigned)}
+}
+
 // FuzzAdminRequests sends a GET or a POST of any path under /admin with
 // any body: the answer is a 2xx or a 4xx with the error JSON, never a crash
 // or a 5xx; only a 200 to a set-slots POST changes the slots, to what its
-// body says, and only a 200 to a transfer POST starts a transfer, to the
-// node its body names.
+// body says, or to a drain POST, to 0, and only a 200 to a transfer POST
+// starts a transfer, to the node its body names.
 func FuzzAdminRequests(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"nodes/1", `{"slots": 3}`}, {"nodes/1", `{"slots": -1}`}, {"nodes/2", `{"slots": 3}`},
@@ -58,6 +72,7 @@ func FuzzAdminRequests(f *testing.F) {
 		{"streams/a%2Fb", ""}, {"streams/", ""}, {"cluster", ""},
 		{"transfer", `{"stream": "/s", "toNode": 2}`}, {"transfer", `{"stream": "s", "toNode": 3}`},
 		{"transfer", `{"stream": "/t", "toNode": 2}`}, {"transfer", `{"stream": "/s"}`},
+		{"nodes/2/drain", ""}, {"nodes/3/drain", "{}"}, {"nodes/x/drain", ""},
 	} {
 		f.Add(true, seed[0], seed[1])
 		f.Add(false, seed[0], seed[1])
@@ -92,6 +107,11 @@ func FuzzAdminRequests(f *testing.F) {
 			}
 		case st.TransferTo != 0:
 			t.Fatalf("%s /admin/%q %q: %d, yet a transfer started", method, path, body, rec.Code)
+		case rec.Code == http.StatusOK && post && strings.HasSuffix(path, "/drain"):
+			id, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(path, "nodes/"), "/drain"), 10, 32)
+			if reg, _ := n.state.Node(domain.NodeID(id)); reg == nil || reg.Slots != 0 {
+				t.Fatalf("POST /admin/%q: 200 with the node at %v", path, reg)
+			}
 		case rec.Code == http.StatusOK && post:
 			var sent struct{ Slots uint32 }
 			id, _ := strconv.ParseUint(strings.TrimPrefix(path, "nodes/"), 10, 32)

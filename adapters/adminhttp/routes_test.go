@@ -24,21 +24,23 @@ import (
 // (server.go), an entry here and a sample request in the end-to-end
 // matrix (tests/e2e/auth_matrix_test.go).
 var wantRoutes = map[string]authgate.Route{
-	"GET /health":            public,
-	"GET /ready":             public,
-	"GET /":                  public,
-	"GET /dashboard.js":      public,
-	"GET /dashboard.css":     public,
-	"GET /openapi.yaml":      public,
-	"GET /admin/cluster":     op(domain.OpClusterRead),
-	"GET /admin/nodes":       op(domain.OpNodeRead),
-	"POST /admin/nodes/:id":  op(domain.OpUpdateNodeSlots),
-	"GET /admin/streams/*":   op(domain.OpStreamInspect),
-	"POST /admin/transfer":   op(domain.OpTransferStream),
-	"GET /metrics":           op(domain.OpClusterRead),
-	"GET /admin/tokens":      op(domain.OpListTokens),
-	"POST /admin/tokens":     op(domain.OpIssueToken),
-	"DELETE /admin/tokens/*": op(domain.OpRevokeToken),
+	"GET /health":                 public,
+	"GET /ready":                  public,
+	"GET /":                       public,
+	"GET /dashboard.js":           public,
+	"GET /dashboard.css":          public,
+	"GET /openapi.yaml":           public,
+	"GET /admin/cluster":          op(domain.OpClusterRead),
+	"GET /admin/nodes":            op(domain.OpNodeRead),
+	"POST /admin/nodes/:id":       op(domain.OpUpdateNodeSlots),
+	"POST /admin/nodes/:id/drain": op(domain.OpDrainNode),
+	"GET /admin/nodes/:id/drain":  op(domain.OpNodeRead),
+	"GET /admin/streams/*":        op(domain.OpStreamInspect),
+	"POST /admin/transfer":        op(domain.OpTransferStream),
+	"GET /metrics":                op(domain.OpClusterRead),
+	"GET /admin/tokens":           op(domain.OpListTokens),
+	"POST /admin/tokens":          op(domain.OpIssueToken),
+	"DELETE /admin/tokens/*":      op(domain.OpRevokeToken),
 }
 
 var testOpenAPI = []byte("openapi: 3.1.0\n")
@@ -132,15 +134,17 @@ func TestGateDecidesEveryAdminRoute(t *testing.T) {
 // stubNode is an AuthNode with nothing in it, deciding by auth.
 type stubNode struct{ auth ports.Authorizer }
 
-func (n *stubNode) Health() error                                         { return nil }
-func (n *stubNode) Ready() error                                          { return nil }
-func (n *stubNode) View() domain.State                                    { return domain.NewState() }
-func (n *stubNode) LeaseHolder() (uint64, bool)                           { return 0, false }
-func (n *stubNode) SetSlots(context.Context, domain.NodeID, uint32) error { return nil }
-func (n *stubNode) Transfer(context.Context, string, domain.NodeID) error { return nil }
-func (n *stubNode) Metrics() []Metric                                     { return nil }
-func (n *stubNode) Auth() ports.Authorizer                                { return n.auth }
-func (n *stubNode) Tokens() ports.TokenAdmin                              { return nil }
+func (n *stubNode) Health() error                                           { return nil }
+func (n *stubNode) Ready() error                                            { return nil }
+func (n *stubNode) View() domain.State                                      { return domain.NewState() }
+func (n *stubNode) LeaseHolder() (uint64, bool)                             { return 0, false }
+func (n *stubNode) SetSlots(context.Context, domain.NodeID, uint32) error   { return nil }
+func (n *stubNode) Transfer(context.Context, string, domain.NodeID) error   { return nil }
+func (n *stubNode) DrainNode(context.Context, domain.NodeID) (Drain, error) { return Drain{}, nil }
+func (n *stubNode) DrainProgress(domain.NodeID) Drain                       { return Drain{} }
+func (n *stubNode) Metrics() []Metric                                       { return nil }
+func (n *stubNode) Auth() ports.Authorizer                                  { return n.auth }
+func (n *stubNode) Tokens() ports.TokenAdmin                                { return nil }
 
 // recordingAuth records what the gate asks and refuses with err.
 type recordingAuth struct {

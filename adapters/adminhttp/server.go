@@ -1,6 +1,6 @@
 // Package adminhttp serves the admin listener over echo: liveness and
 // readiness probes, the cluster view as JSON, a stream's metadata, node
-// slots, transfers, metrics for Prometheus, and a dashboard at / that
+// slots, transfers, drains, metrics for Prometheus, and a dashboard at / that
 // reads that JSON. Every error is the admin error JSON.
 package adminhttp
 
@@ -41,6 +41,14 @@ type Node interface {
 	// ErrBadRequest (no such target), ErrStreamConflict (another transfer
 	// is pending) or ErrUnavailable (the writer did not take it).
 	Transfer(ctx context.Context, stream string, to domain.NodeID) error
+	// DrainNode sets a node's slots to 0 and starts moving every stream
+	// whose home it is to the nodes placement picks, on this node, or
+	// continues the drain running here, and returns its progress:
+	// ErrUnknownNode when the node is not registered, ErrNoPlacement when
+	// streams are left and no other node takes placements.
+	DrainNode(ctx context.Context, node domain.NodeID) (Drain, error)
+	// DrainProgress is a registered node's drain as this node sees it.
+	DrainProgress(node domain.NodeID) Drain
 	// Metrics returns this process's samples for /metrics, read at each
 	// scrape.
 	Metrics() []Metric
@@ -107,6 +115,8 @@ func routes(h handlers, openAPI []byte) []route {
 		{http.MethodGet, "/admin/cluster", h.cluster, op(domain.OpClusterRead)},
 		{http.MethodGet, "/admin/nodes", h.nodes, op(domain.OpNodeRead)},
 		{http.MethodPost, "/admin/nodes/:id", h.setSlots, op(domain.OpUpdateNodeSlots)},
+		{http.MethodPost, "/admin/nodes/:id/drain", h.drainNode, op(domain.OpDrainNode)},
+		{http.MethodGet, "/admin/nodes/:id/drain", h.drainProgress, op(domain.OpNodeRead)},
 		{http.MethodGet, "/admin/streams/*", h.stream, op(domain.OpStreamInspect)},
 		{http.MethodPost, "/admin/transfer", h.transfer, op(domain.OpTransferStream)},
 		{http.MethodGet, "/metrics", echo.WrapHandler(metricsHandler(h.n)), op(domain.OpClusterRead)},

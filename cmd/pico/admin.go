@@ -15,7 +15,7 @@ import (
 
 const (
 	defaultAdminEndpoint = "http://127.0.0.1:9090"
-	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N [--wait]|set-slots N --slots K|tokens ls|tokens issue ID SCOPE-FLAGS|tokens revoke ID [--admin-endpoint URL] [--token TOKEN] [--json]"
+	adminSynopsis        = "pico admin cluster|nodes|stream NAME|transfer NAME --to-node N [--wait]|set-slots N --slots K|drain N [--wait]|tokens ls|tokens issue ID SCOPE-FLAGS|tokens revoke ID [--admin-endpoint URL] [--token TOKEN] [--json]"
 	adminNotes           = `commands:
   cluster            the metadata view: applied index, counts, lease, nodes
   nodes              the registered nodes: epoch, address, slots, streams
@@ -25,9 +25,16 @@ const (
                      lets the stream go, and N opens it then. It returns
                      once the transfer is recorded; --wait also waits (up
                      to 30 s) until N has opened it.
-  set-slots N        record node N's slots (--slots K). Streams are not
-                     placed by slots yet; a transfer needs a target with
-                     slots, and a node's restart sets its --slots again.
+  set-slots N        record node N's slots (--slots K). New streams are
+                     not placed by slots yet; a transfer needs a target
+                     with slots, and a node's restart sets its --slots
+                     again.
+  drain N            set node N's slots to 0 and move every stream it is
+                     home to onto the other nodes, by their slots, 8 at a
+                     time, through any node (the one asked runs it). It
+                     returns once started; --wait follows it on stderr
+                     until N is home to no stream. Run it again to resume
+                     one that stopped: moved streams are skipped.
   tokens ls          the tokens: id, issuer, audiences, operations (groups
                      as stream:read and the like, then fine operations),
                      stream matchers (P* a prefix) and expiry; never a
@@ -73,6 +80,7 @@ var adminVerbs = map[string]struct {
 	"stream":    {1, adminStream},
 	"set-slots": {1, adminSetSlots},
 	"transfer":  {1, adminTransfer},
+	"drain":     {1, adminDrain},
 	// "tokens" is a group: its subcommand is the next argument.
 	"tokens ls":     {0, adminTokens},
 	"tokens issue":  {1, adminIssueToken},
@@ -88,7 +96,7 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	c.fs.BoolVar(&c.asJSON, "json", false, "print the admin listener's JSON")
 	c.fs.Uint64Var(&c.slots, "slots", 0, "set-slots: the node's slots")
 	c.fs.Uint64Var(&c.toNode, "to-node", 0, "transfer: the target node")
-	c.fs.BoolVar(&c.wait, "wait", false, "transfer: wait until the target has opened the stream")
+	c.fs.BoolVar(&c.wait, "wait", false, "transfer: wait until the target has opened the stream; drain: until the node is home to no stream")
 	positional, err := c.parse(args, 1, 3)
 	if err != nil {
 		return err
@@ -110,8 +118,8 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return c.usageError("--slots goes with set-slots, which needs it")
 	case c.given("to-node") != (name == "transfer"):
 		return c.usageError("--to-node goes with transfer, which needs it")
-	case c.given("wait") && name != "transfer":
-		return c.usageError("--wait goes with transfer")
+	case c.given("wait") && name != "transfer" && name != "drain":
+		return c.usageError("--wait goes with transfer or drain")
 	}
 	if err := c.checkIssueFlags(name == "tokens issue"); err != nil {
 		return err
@@ -271,10 +279,19 @@ func optionalRow(w io.Writer, key string, set bool, value string) {
 	}
 }
 
-func adminSetSlots(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+// nodeArg reads the node id argument of set-slots and drain.
+func (c *adminCommand) nodeArg() (uint32, error) {
 	id, err := strconv.ParseUint(c.args[0], 10, 32)
 	if err != nil || id == 0 {
-		return c.usageError(fmt.Sprintf("node id %q: want a number from 1", c.args[0]))
+		return 0, c.usageError(fmt.Sprintf("node id %q: want a number from 1", c.args[0]))
+	}
+	return uint32(id), nil
+}
+
+func adminSetSlots(ctx context.Context, c *adminCommand, stdout io.Writer) error {
+	id, err := c.nodeArg()
+	if err != nil {
+		return err
 	}
 	if c.slots > 1<<32-1 {
 		return c.usageError("--slots: want K from 0 to 4294967295")
@@ -283,7 +300,7 @@ func adminSetSlots(ctx context.Context, c *adminCommand, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	n, err := client.SetSlots(ctx, uint32(id), uint32(c.slots))
+	n, err := client.SetSlots(ctx, id, uint32(c.slots))
 	if err != nil {
 		return err
 	}

@@ -15,12 +15,33 @@ type adminNode struct{ *node.Node }
 
 // SetSlots names the node's refusals with the listener's errors.
 func (a adminNode) SetSlots(ctx context.Context, id domain.NodeID, slots uint32) error {
-	err := a.Node.SetSlots(ctx, id, slots)
+	return listenerError(a.Node.SetSlots(ctx, id, slots))
+}
+
+// DrainNode names the node's refusals with the listener's errors.
+func (a adminNode) DrainNode(ctx context.Context, id domain.NodeID) (adminhttp.Drain, error) {
+	p, err := a.Node.DrainNode(ctx, id)
+	return drainOf(p), listenerError(err)
+}
+
+func (a adminNode) DrainProgress(id domain.NodeID) adminhttp.Drain {
+	return drainOf(a.Node.DrainProgress(id))
+}
+
+func drainOf(p node.DrainProgress) adminhttp.Drain {
+	return adminhttp.Drain{Node: uint32(p.Node), Slots: p.Slots, Remaining: p.Remaining, Moved: p.Moved,
+		Running: p.Running, FailedMoves: p.FailedMoves, LastError: p.LastError}
+}
+
+// listenerError is a node's refusal as the listener's error of its kind.
+func listenerError(err error) error {
 	switch {
 	case errors.Is(err, node.ErrUnknownNode):
 		return adminhttp.ErrUnknownNode
 	case errors.Is(err, node.ErrNoProcess):
 		return fmt.Errorf("%w: %v", adminhttp.ErrNoProcess, err)
+	case errors.Is(err, node.ErrNoPlacement):
+		return fmt.Errorf("%w: %v", adminhttp.ErrNoPlacement, err)
 	}
 	return err
 }

@@ -22,6 +22,8 @@ type fakeAdminNode struct {
 	mu        sync.Mutex
 	state     domain.State
 	noProcess domain.NodeID // SetSlots refuses to give this node slots
+	draining  domain.NodeID // the node DrainNode drains
+	moved     int
 }
 
 func (f *fakeAdminNode) Health() error               { return nil }
@@ -64,6 +66,56 @@ func (f *fakeAdminNode) Transfer(_ context.Context, name string, to domain.NodeI
 		return ports.Errorf(ports.ErrBadRequest, "cannot transfer %s: %s", name, r.Reason)
 	}
 	return nil
+}
+
+// DrainNode sets the node's slots to 0 and, when streams are left, fails
+// as the node does without another node with slots, else starts a drain
+// that moves one stream to node 2 each time its progress is read.
+func (f *fakeAdminNode) DrainNode(ctx context.Context, id domain.NodeID) (adminhttp.Drain, error) {
+	if err := f.SetSlots(ctx, id, 0); err != nil {
+		return adminhttp.Drain{}, err
+	}
+	if v := f.View(); f.homedOn(&v, id) != nil {
+		if _, ok := v.Place(); !ok {
+			return adminhttp.Drain{}, fmt.Errorf("%w: node %d keeps its streams", adminhttp.ErrNoPlacement, id)
+		}
+	}
+	f.mu.Lock()
+	f.draining, f.moved = id, 0
+	f.mu.Unlock()
+	return f.progress(id), nil
+}
+
+func (f *fakeAdminNode) DrainProgress(id domain.NodeID) adminhttp.Drain {
+	v := f.View()
+	if st := f.homedOn(&v, id); st != nil && id == f.draining {
+		f.apply(&domain.CloseStream{By: domain.Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}, Stream: st.ID, Epoch: st.Epoch})
+		f.apply(&domain.OpenStream{By: domain.Proposer{Node: 2, Epoch: 9}, Stream: st.ID, Epoch: st.Epoch + 1})
+		f.mu.Lock()
+		f.moved++
+		f.mu.Unlock()
+	}
+	return f.progress(id)
+}
+
+func (f *fakeAdminNode) progress(id domain.NodeID) adminhttp.Drain {
+	v := f.View()
+	reg, _ := v.Node(id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return adminhttp.Drain{Node: uint32(id), Slots: reg.Slots, Remaining: int(reg.Assigned), Moved: f.moved,
+		Running: id == f.draining && reg.Assigned > 0}
+}
+
+// homedOn is a stream whose home is node id, nil if none.
+func (f *fakeAdminNode) homedOn(v *domain.State, id domain.NodeID) (found *domain.Stream) {
+	v.StreamsFrom("", func(st *domain.Stream) bool {
+		if st.Owner == id {
+			found = st
+		}
+		return found == nil
+	})
+	return found
 }
 
 // newFakeAdmin serves the admin listener over two registered nodes and two
@@ -245,4 +297,67 @@ func TestAdminRefusesBadSetSlotsRequests(t *testing.T) {
 	if f.slots(2) != 2 {
 		t.Fatal("a refused request changed node 2's slots")
 	}
+}
+
+func TestAdminDrain(t *testing.T) {
+	isolate(t)
+	f, url := newFakeAdmin(t)
+	defer func(every time.Duration) { drainPollEvery = every }(drainPollEvery)
+	drainPollEvery = 10 * time.Millisecond
+	r := pico(t, "", "admin", "drain", "1", "--wait", "--admin-endpoint", url)
+	r.want(t, 0, "node          1\nslots         0\nstreams left  0\nmoved         2\nrunning       false\n",
+		"drain node 1: 0/2 streams moved\ndrain node 1: 1/2 streams moved\ndrain node 1: 2/2 streams moved\n")
+	if f.slots(1) != 0 {
+		t.Fatal("node 1 kept its slots")
+	}
+	v := f.View()
+	for _, name := range []string{"/orders/eu", "/f"} {
+		if st, _ := v.StreamByName(name); st.Owner != 2 || !v.IsOpen(st) {
+			t.Fatalf("%s after the drain: %+v", name, *st)
+		}
+	}
+	// Again: nothing is left to move.
+	pico(t, "", "admin", "drain", "1", "--wait", "--admin-endpoint", url).want(t, 0,
+		"node          1\nslots         0\nstreams left  0\nmoved         0\nrunning       false\n", "drain node 1: 0/0 streams moved\n")
+	r = pico(t, "", "admin", "--json", "drain", "1", "--admin-endpoint", url)
+	var d map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || r.code != 0 || d["node"] != 1.0 || d["remainingStreams"] != 0.0 {
+		t.Fatalf("admin --json drain: %+v (%v)", r, err)
+	}
+	// Node 2, home to both streams now, is the only node with slots left.
+	pico(t, "", "admin", "drain", "2", "--admin-endpoint", url).want(t, 1, "",
+		"pico: 409 Conflict: no other node takes new streams: node 2 keeps its streams\n")
+	pico(t, "", "admin", "drain", "3", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: node 3 is not registered\n")
+	for _, args := range [][]string{
+		{"admin", "drain"},                        // no node
+		{"admin", "drain", "x"},                   // not a node id
+		{"admin", "drain", "0"},                   // no such node id
+		{"admin", "drain", "1", "--to-node", "2"}, // a transfer's flag
+		{"admin", "nodes", "--wait"},              // --wait without drain or transfer
+	} {
+		if r := pico(t, "", append(args, "--admin-endpoint", url)...); r.code != 2 || !strings.Contains(r.stderr, "usage: pico admin") {
+			t.Fatalf("%q: %+v, want a usage error", args, r)
+		}
+	}
+}
+
+// A drain that stops with streams left makes --wait fail with its cause.
+func TestAdminDrainWaitReportsAStoppedDrain(t *testing.T) {
+	isolate(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			fmt.Fprint(w, `{"node":2,"slots":0,"remainingStreams":3,"movedStreams":1,"running":true,"failedMoves":0}`)
+			return
+		}
+		fmt.Fprint(w, `{"node":2,"slots":0,"remainingStreams":2,"movedStreams":2,"running":false,"failedMoves":5,"lastError":"node 2: no stream moved in 5 passes"}`)
+	}))
+	defer srv.Close()
+	defer func(every time.Duration) { drainPollEvery = every }(drainPollEvery)
+	drainPollEvery = 10 * time.Millisecond
+	pico(t, "", "admin", "drain", "2", "--wait", "--admin-endpoint", srv.URL).want(t, 1, "",
+		"drain node 2: 1/4 streams moved\n"+
+			"drain node 2: 2/4 streams moved\n"+
+			"drain node 2: 5 moves failed so far, each retried; the latest: node 2: no stream moved in 5 passes\n"+
+			"pico: the drain of node 2 stopped with 2 streams left: node 2: no stream moved in 5 passes; run it again to continue\n")
 }

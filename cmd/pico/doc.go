@@ -6,7 +6,9 @@
 // for the admin listener. The client verbs (client_*.go) are built on
 // adapters/picoclient and adapters/dsclient, and profile*.go are the saved
 // profiles. admin.go is pico admin, over adapters/adminclient; its
-// set-slots is node.SetSlots. bench.go is pico bench: writers on the same
+// set-slots is node.SetSlots, and admin_drain.go's drain is node.DrainNode
+// on the node asked, which --wait follows through its progress.
+// bench.go is pico bench: writers on the same
 // protocol clients as the verbs, and one HDR histogram of append latency
 // for all of them.
 package main

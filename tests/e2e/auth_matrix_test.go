@@ -146,6 +146,12 @@ func matrixSamples() []matrixSample {
 		{listener: lnAdmin, name: "set-slots", op: domain.OpUpdateNodeSlots, req: func(matrixCell) (string, string, http.Header, []byte) {
 			return "POST", "/admin/nodes/1", hdr("Content-Type", "application/json"), []byte(`{"slots": 1}`)
 		}, ok: []int{200}},
+		// A drain of a node nobody registered: allowed, it finds no node
+		// (a drain of this lone node would take its slots away).
+		{listener: lnAdmin, name: "drain", op: domain.OpDrainNode, req: func(matrixCell) (string, string, http.Header, []byte) {
+			return "POST", "/admin/nodes/99/drain", nil, nil
+		}, ok: []int{404}},
+		{listener: lnAdmin, name: "drain-progress", op: domain.OpNodeRead, req: getTarget("/admin/nodes/1/drain"), ok: []int{200}},
 		{listener: lnAdmin, name: "stream", op: domain.OpStreamInspect, req: func(c matrixCell) (string, string, http.Header, []byte) {
 			return "GET", "/admin/streams" + c.stream, nil, nil
 		}, prepare: withCellStream, ok: []int{200}},

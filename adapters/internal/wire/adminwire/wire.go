@@ -85,6 +85,22 @@ type Transfer struct {
 	ToNode *uint32 `json:"toNode"`
 }
 
+// Drain is a drain of one node, as POST and GET /admin/nodes/{id}/drain
+// answer: the node's slots and the streams whose home it still is, and
+// what the drain running (or run last) on the answering node has done.
+// The drain is over when RemainingStreams is 0.
+type Drain struct {
+	Node        uint32 `json:"node"`
+	Slots       uint32 `json:"slots"`
+	Remaining   int    `json:"remainingStreams"`
+	Moved       int    `json:"movedStreams"`
+	Running     bool   `json:"running"`
+	FailedMoves int    `json:"failedMoves"`
+	// LastError is the latest failed move (it is retried), or why the
+	// drain stopped with streams left.
+	LastError string `json:"lastError,omitempty"`
+}
+
 // Error is the body of every admin error response.
 type Error struct {
 	Error string `json:"error"`

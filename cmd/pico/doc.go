@@ -2,7 +2,9 @@
 // benchmark. Data goes to stdout, everything else to stderr.
 //
 // It reads flags and env and wires adapters into the app (serve.go,
-// storage.go, listeners.go); metrics.go names the node's Stats as metrics
+// storage.go, listeners.go), and stops on SIGTERM (shutdown.go: with
+// --shutdown-transfer the node first moves its streams to the others,
+// node.DrainSelf); metrics.go names the node's Stats as metrics
 // for the admin listener. The client verbs (client_*.go) are built on
 // adapters/picoclient and adapters/dsclient, and profile*.go are the saved
 // profiles. admin.go is pico admin, over adapters/adminclient; its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -105,5 +106,40 @@ func TestStorageValues(t *testing.T) {
 	}
 	if _, err := openStorage(t.Context(), "ftp://x"); err == nil {
 		t.Fatal("an unknown scheme was accepted")
+	}
+}
+
+// --shutdown-transfer is on unless the log is SQLite, and then bounds its
+// transfers by --shutdown-drain-sec, 20 s unless given.
+func TestServeStopPlan(t *testing.T) {
+	const pg = "postgres://u@h/db"
+	for _, tc := range []struct {
+		args []string
+		env  string // PICO_SHUTDOWN_TRANSFER
+		want stopPlan
+	}{
+		{nil, "", stopPlan{}},
+		{[]string{"--shutdown-drain-sec", "5"}, "", stopPlan{drain: 5 * time.Second}},
+		{[]string{"--meta-url", pg}, "", stopPlan{drain: 20 * time.Second, transfer: true}},
+		{[]string{"--meta-url", pg, "--shutdown-drain-sec", "5"}, "", stopPlan{drain: 5 * time.Second, transfer: true}},
+		{[]string{"--meta-url", pg, "--shutdown-transfer=false"}, "", stopPlan{}},
+		{[]string{"--shutdown-transfer"}, "", stopPlan{drain: 20 * time.Second, transfer: true}},
+		{nil, "true", stopPlan{drain: 20 * time.Second, transfer: true}},
+		{[]string{"--meta-url", pg}, "false", stopPlan{}},
+	} {
+		t.Setenv("PICO_SHUTDOWN_TRANSFER", tc.env)
+		if tc.env == "" {
+			os.Unsetenv("PICO_SHUTDOWN_TRANSFER")
+		}
+		f, err := parseServe(tc.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := f.stopPlan(); got != tc.want {
+			t.Errorf("%v with PICO_SHUTDOWN_TRANSFER=%q: %+v, want %+v", tc.args, tc.env, got, tc.want)
+		}
+	}
+	if _, err := parseServe([]string{"--shutdown-transfer=maybe"}); err == nil {
+		t.Error("--shutdown-transfer=maybe accepted")
 	}
 }

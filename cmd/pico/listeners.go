@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,29 +94,4 @@ func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, 
 	srv := &http.Server{Handler: adminhttp.New(adminNode{n}, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
 	go serveOn(srv, ln, "admin", logger)
 	return srv, "http://" + ln.Addr().String(), nil
-}
-
-// shutdown drains (not ready, still serving), ends long-polls and SSE
-// responses, stops the listeners once in-flight requests finish, and
-// returns; the caller then closes the node, which hands its streams back
-// and makes every buffered append durable.
-func shutdown(n *node.Node, ls protocolListeners, admin *http.Server, done chan struct{}, drain time.Duration, logger *slog.Logger) error {
-	n.Drain()
-	if drain > 0 {
-		logger.Info("draining before shutdown", "for", drain)
-		time.Sleep(drain)
-	}
-	close(done)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, l := range ls {
-		if err := l.srv.Shutdown(ctx); err != nil {
-			logger.Warn(l.protocol+" listener did not stop cleanly", "err", err)
-		}
-	}
-	if admin != nil {
-		_ = admin.Shutdown(ctx)
-	}
-	logger.Info("pico node stopped")
-	return nil
 }

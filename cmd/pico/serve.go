@@ -40,21 +40,24 @@ type serveFlags struct {
 	uploadBytes uint64
 	uploadMs    uint
 	drainSec    uint
-	logLevel    string
-	clusterID   string
-	protocol    string
-	routing     string
-	dsListen    string
-	longPollSec float64
-	sseMaxSec   float64
-	failoverSec float64
-	maxBody     uint64
-	maxChunk    uint64
-	auth        string
-	bootstrap   string
-	bootstrapF  string
-	allowRemote bool
-	appendSec   float64
+	// drainSecGiven: --shutdown-drain-sec was given (or its variable).
+	drainSecGiven    bool
+	shutdownTransfer optionalBool
+	logLevel         string
+	clusterID        string
+	protocol         string
+	routing          string
+	dsListen         string
+	longPollSec      float64
+	sseMaxSec        float64
+	failoverSec      float64
+	maxBody          uint64
+	maxChunk         uint64
+	auth             string
+	bootstrap        string
+	bootstrapF       string
+	allowRemote      bool
+	appendSec        float64
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -76,7 +79,8 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
 	fs.Float64Var(&f.failoverSec, "failover-after-sec", 20, "fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never; at least 10; set it alike on every node)")
 	fs.Float64Var(&f.appendSec, "append-timeout-sec", 10, "answer 503 to an append not durable within this long (the object store failing); it may still be written")
-	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, "on SIGTERM/SIGINT, report not-ready for this long before closing")
+	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, fmt.Sprintf("on SIGTERM/SIGINT, report not-ready for this long before closing; with --shutdown-transfer the most its transfers may take (%d unless given)", int(defaultTransferDeadline.Seconds())))
+	fs.Var(&f.shutdownTransfer, "shutdown-transfer", "on SIGTERM/SIGINT, move this node's streams to the other nodes first (within --shutdown-drain-sec), still serving them meanwhile; auto: on unless --meta-url is SQLite (one node)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
 	fs.StringVar(&f.protocol, "protocol", "pico", "wire protocol of --listen: pico or ds (Durable Streams)")
@@ -94,6 +98,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	if err := parseWithEnv(fs, args); err != nil {
 		return nil, err
 	}
+	fs.Visit(func(fl *flag.Flag) { f.drainSecGiven = f.drainSecGiven || fl.Name == "shutdown-drain-sec" })
 	return f, f.validate()
 }
 
@@ -242,11 +247,11 @@ func serve(args []string) error {
 		"protocol", f.protocol, "meta", redactURL(f.metaURL), "storage", f.storage)
 	select {
 	case <-ctx.Done():
-		return shutdown(n, ls, admin, done, time.Duration(f.drainSec)*time.Second, logger)
+		return shutdown(n, ls, admin, done, f.stopPlan(), logger)
 	case <-n.Fenced():
 		// Nothing this process does can commit any more: stop, so that a
 		// supervisor restarts it at a fresh epoch.
-		_ = shutdown(n, ls, admin, done, 0, logger)
+		_ = shutdown(n, ls, admin, done, stopPlan{}, logger)
 		return fmt.Errorf("node %d epoch %d was fenced: %s; a restart rejoins at a fresh epoch", f.nodeID, n.Epoch(), n.FenceCause())
 	}
 }

@@ -105,7 +105,11 @@
 // next request for it. Until the target opens it, nobody else may
 // (OpenStream refuses others; the engine answers them ErrNotOwner, which
 // the service turns into a redirect to the target), and every node routes
-// its requests there. The writer itself may open it again after a close of
+// its requests there. The target serves them as soon as the transfer
+// reaches it: while its view still shows the writer holding the stream, a
+// request waits for the close to arrive (awaitLetGo, 5 s at most, then it
+// goes to the writer), since the writer, which applied its close first,
+// would only send it back. The writer itself may open it again after a close of
 // unknown outcome, and serves it until it lets go (a retried transfer then
 // closes it); appends that reach its gate during the close wait, then find
 // the stream gone and go to the target. A transfer holds only while its

@@ -58,10 +58,11 @@ func New(cfg Config) *Service {
 }
 
 // Route returns the base URL of the node serving name, or "" for this one:
-// a stream open on another live node is served there, and one nobody holds
-// open that is being transferred, by the transfer's target; any other
-// stream nobody holds open is served wherever it is asked for, which
-// revives it here.
+// a stream open on another live node is served there, and one being
+// transferred, by the transfer's target, once its writer lets it go (the
+// target itself serves it at once: its open waits for that, awaitLetGo);
+// any other stream nobody holds open is served wherever it is asked for,
+// which revives it here.
 func (s *Service) Route(name string) (string, error) {
 	v := s.cfg.Plane.View()
 	st, ok := v.StreamByName(name)
@@ -73,17 +74,52 @@ func (s *Service) Route(name string) (string, error) {
 
 func (s *Service) ownerAddress(v *domain.State, st *domain.Stream) string {
 	owner := v.PendingTransfer(st)
-	if v.IsOpen(st) {
+	if v.IsOpen(st) && owner != s.cfg.By.Node {
 		owner = st.Owner // which serves it until it lets go
 	}
-	if owner == 0 || owner == s.cfg.By.Node {
+	return s.nodeAddress(v, owner)
+}
+
+// nodeAddress is node id's base URL, "" for this node or none.
+func (s *Service) nodeAddress(v *domain.State, id domain.NodeID) string {
+	if id == 0 || id == s.cfg.By.Node {
 		return ""
 	}
-	n, ok := v.Node(owner)
+	n, ok := v.Node(id)
 	if !ok || n.Address == "" || n.Address == s.cfg.Address {
 		return ""
 	}
 	return n.Address
+}
+
+// letGoWait bounds how long a request at a transfer's target waits for
+// the stream's writer to let it go: a close commits the writer's records
+// first, one upload. Tests shorten it.
+var letGoWait = 5 * time.Second
+
+// awaitLetGo waits while stream st is being transferred to this node and
+// another node still writes it, until that node's close reaches this
+// node's view, letGoWait at most. The writer answers a request once it
+// has let go with a redirect here; a target that sent it back while its
+// view lagged would bounce the client between the two for as long as the
+// lag lasts.
+func (s *Service) awaitLetGo(ctx context.Context, st stream) {
+	if st.TransferTo != s.cfg.By.Node || st.Owner == s.cfg.By.Node {
+		return // as the request's view had it: no transfer here from elsewhere
+	}
+	deadline := time.Now().Add(letGoWait)
+	for {
+		v := s.cfg.Plane.View()
+		cur, ok := v.Stream(st.ID)
+		if !ok || !v.IsOpen(cur) || cur.Owner == s.cfg.By.Node || v.PendingTransfer(cur) != s.cfg.By.Node || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // stream is a looked-up stream with its decoded config.
@@ -174,6 +210,7 @@ func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
 	if addr := s.placeRevival(ctx, st); addr != "" {
 		return engine.Handle{}, &ports.RedirectError{Address: addr}
 	}
+	s.awaitLetGo(ctx, st)
 	h, err := s.cfg.Engine.Open(ctx, st.ID)
 	if err != nil {
 		return h, s.engineError(st, err)
@@ -221,7 +258,11 @@ func (s *Service) engineError(st stream, err error) error {
 	case errors.Is(err, engine.ErrNotOwner):
 		v := s.cfg.Plane.View()
 		if cur, ok := v.Stream(st.ID); ok {
-			if addr := s.ownerAddress(&v, cur); addr != "" {
+			addr := s.ownerAddress(&v, cur)
+			if addr == "" && v.IsOpen(cur) {
+				addr = s.nodeAddress(&v, cur.Owner) // a transfer here its writer has not let go of
+			}
+			if addr != "" {
 				return &ports.RedirectError{Address: addr}
 			}
 		}

@@ -270,3 +270,66 @@ func TestTransferAskedOfAnotherNodeReachesTheWriter(t *testing.T) {
 		}
 	}
 }
+
+// startTransferOnly records a transfer of name from its writer p to node
+// to, without letting the stream go yet.
+func startTransferOnly(t *testing.T, p *process, name string, to domain.NodeID) uint64 {
+	t.Helper()
+	id := p.streamID(t, name)
+	if r, err := p.plane.ProposeOne(context.Background(), &domain.StartTransfer{By: p.svc.cfg.By, Stream: id, To: to}); err != nil || !r.OK() {
+		t.Fatalf("start transfer: %v %v", r, err)
+	}
+	return id
+}
+
+// A request at a transfer's target while its view still shows the writer
+// holding the stream is served there once the writer lets go, not sent
+// back to the writer, which would only send it here again.
+func TestTheTargetWaitsForTheWriterToLetGo(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a, b := start(t, log, store, 1, c), start(t, log, store, 2, c)
+	ctx := context.Background()
+	mustCreate(t, a, "/s")
+	mustAppend(t, a, "/s", "r0")
+	id := startTransferOnly(t, a, "/s", 2)
+	catchUp(t, b, a)
+	if addr, err := b.svc.Route("/s"); err != nil || addr != "" {
+		t.Fatalf("the target routes /s to %q (%v), want itself", addr, err)
+	}
+	appended := make(chan error, 1)
+	go func() {
+		_, err := b.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("r1")})
+		appended <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-appended:
+		t.Fatalf("the append at the target ended (%v) before the writer let go", err)
+	default:
+	}
+	if err := a.svc.letGo(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-appended; err != nil {
+		t.Fatalf("the append at the target once the writer let go: %v", err)
+	}
+	if got := readAll(t, b, "/s"); !slices.Equal(got, []string{"r0", "r1"}) {
+		t.Fatalf("read on the target: %q", got)
+	}
+}
+
+// A writer that does not let go within letGoWait gets the request after
+// all.
+func TestTheTargetSendsARequestToAWriterThatKeepsTheStream(t *testing.T) {
+	defer func(wait time.Duration) { letGoWait = wait }(letGoWait)
+	letGoWait = 50 * time.Millisecond
+	log, store, c := memlogAndStore()
+	a, b := start(t, log, store, 1, c), start(t, log, store, 2, c)
+	mustCreate(t, a, "/s")
+	startTransferOnly(t, a, "/s", 2)
+	catchUp(t, b, a)
+	var redirect *ports.RedirectError
+	if _, err := b.svc.Append(context.Background(), "/s", ports.AppendRequest{Records: recs("x")}); !errors.As(err, &redirect) || redirect.Address != "http://node1" {
+		t.Fatalf("append at the target while the writer keeps the stream: %v, want a redirect to the writer", err)
+	}
+}

@@ -174,6 +174,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 }
 
 func (s *Service) delete(ctx context.Context, st stream) error {
+	s.awaitLetGo(ctx, st)
 	if err := s.cfg.Engine.Delete(ctx, st.ID); err != nil {
 		return s.engineError(st, err)
 	}

@@ -27,9 +27,12 @@ const (
 // idempotent producer (Pico-Producer-Seq SEQ), the way a client of a
 // cluster does: it follows a 307 to the owner (up to maxRedirects in a
 // row) and keeps sending there, and retries a 503 after its Retry-After.
-// Any other answer, or no answer, is an error: a client would see it.
+// Any other answer is an error: a client would see it. So is no answer,
+// unless the appender knows other nodes (nodes): then it tries the next
+// one, as a client of a cluster whose nodes restart does.
 type appender struct {
 	stream string
+	nodes  []string // base URLs to try in turn when a node does not answer
 
 	mu    sync.Mutex
 	url   string // where the next append goes
@@ -46,10 +49,19 @@ type appender struct {
 // until stop is closed; wait returns once each has finished its append in
 // flight.
 func startLoad(base string, streams []string) (appenders []*appender, stop func()) {
+	return startLoadOn([]string{base}, streams)
+}
+
+// startLoadOn is startLoad through several nodes: each appender starts at
+// the first and, when a node does not answer, tries the next.
+func startLoadOn(bases []string, streams []string) (appenders []*appender, stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, s := range streams {
-		a := &appender{stream: s, url: base + s}
+		a := &appender{stream: s, url: bases[0] + s}
+		if len(bases) > 1 {
+			a.nodes = bases
+		}
 		appenders = append(appenders, a)
 		wg.Add(1)
 		go func() { defer wg.Done(); a.run(done) }()
@@ -82,7 +94,7 @@ func (a *appender) run(stop <-chan struct{}) {
 func (a *appender) appendOne(seq int) error {
 	body := fmt.Sprintf("%s-%d", a.stream, seq)
 	deadline := time.Now().Add(appendBudget)
-	for attempt, hops := 1, 0; ; attempt++ {
+	for attempt, hops, node := 1, 0, 0; ; attempt++ {
 		a.mu.Lock()
 		target := a.url
 		a.mu.Unlock()
@@ -95,6 +107,14 @@ func (a *appender) appendOne(seq int) error {
 		req.Header.Set("Pico-Producer-Epoch", "0")
 		req.Header.Set("Pico-Producer-Seq", strconv.Itoa(seq))
 		resp, err := clusterClient.Do(req)
+		if err != nil && len(a.nodes) > 0 && time.Now().Before(deadline) {
+			node = (node + 1) % len(a.nodes)
+			a.mu.Lock()
+			a.url = a.nodes[node] + a.stream
+			a.mu.Unlock()
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("POST %s seq %d (attempt %d): %v", target, seq, attempt, err)
 		}

@@ -79,9 +79,7 @@ func TestCreatesArePlacedBySlots(t *testing.T) {
 			t.Fatal(err)
 		}
 		readReply(t, "PUT "+url, resp).wantStatus(t, http.StatusCreated)
-		if bodies := readAllFollowing(t, url); len(bodies) != 1 || bodies[0] != "first" {
-			t.Fatalf("%s holds %q, want the create's one record", url, bodies)
-		}
+		wantBodies(t, "GET "+url, readAllRecords(t, url), 0, "first")
 	}
 
 	before := assignedOnceAll(t, nodes[0], 46)

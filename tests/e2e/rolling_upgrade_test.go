@@ -32,7 +32,7 @@ func TestRollingUpgradeUnderLoad(t *testing.T) {
 	if got := assignedOnceAll(t, nodes[0], 6); readCluster(t, nodes[0]).FeatureLevel != 1 || !slices.Equal(mapValues(got), []int{2, 2, 2}) {
 		t.Fatalf("cluster of the previous release: %v streams per node, want level 1 and each node holding the streams made through it", got)
 	}
-	stop := load(streams, urls)
+	appenders, stop := startLoadOn(urls, streams)
 	time.Sleep(time.Second)
 	started := time.Now()
 	for i, n := range nodes {
@@ -58,9 +58,12 @@ func TestRollingUpgradeUnderLoad(t *testing.T) {
 	rolled := time.Since(started)
 	awaitClusterLevel(t, nodes[0], 2)
 	time.Sleep(time.Second)
-	worst := checkProduced(t, nodes[0].URL, stop())
-	t.Logf("rolled 3 nodes in %v under %d producers; the largest append latency was %v", rolled.Round(100*time.Millisecond),
-		len(streams), worst.Round(time.Millisecond))
+	stop()
+	total := wantEveryAckedRecordOnce(t, nodes[0].URL, appenders)
+	worst, during := longestAppend(appenders, started, started.Add(rolled))
+	redirects, unavailable := retries(appenders)
+	t.Logf("rolled 3 nodes in %v under %d idempotent producers (%d records, %d during the roll; %d redirects, %d 503s retried); the largest append latency during the roll was %v",
+		rolled.Round(100*time.Millisecond), len(streams), total, during, redirects, unavailable, worst.Round(time.Millisecond))
 
 	before := assignedOnceAll(t, nodes[0], 8)
 	for i := range 9 {

@@ -151,6 +151,26 @@ func TestFailoverFencesASilentNode(t *testing.T) {
 	}
 }
 
+// A fence in the view ends a process's tenure at once, even one whose
+// last beat was confirmed a moment ago: the verdict may rest on a silence
+// from before that beat.
+func TestAFenceInTheViewEndsTheTenure(t *testing.T) {
+	c := newFailoverCluster(t)
+	fenced := c.start(1, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.FailoverAfter = time.Hour })
+	other := c.start(2, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.FailoverAfter = 0 })
+	if err := fenced.Serving(); err != nil {
+		t.Fatalf("a beating node is not serving: %v", err)
+	}
+	r, err := other.Plane().ProposeOne(context.Background(), &domain.FenceNode{By: other.Proposer(), Node: 1, Epoch: fenced.Epoch()})
+	if err != nil || !r.OK() {
+		t.Fatalf("fence: %v %v", r, err)
+	}
+	waitFor(t, "the fence in the fenced node's view", func() bool { return registration(fenced, 1).Epoch != fenced.Epoch() })
+	if err := fenced.Serving(); !errors.Is(err, ports.ErrUnavailable) {
+		t.Fatalf("a node whose view shows its fence: Serving %v, want ErrUnavailable", err)
+	}
+}
+
 // A process that registered and died before its first beat is fenced too,
 // if its node id beat before (here: its predecessor's).
 func TestFailoverFencesANodeThatNeverBeat(t *testing.T) {

@@ -56,6 +56,9 @@ func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.
 		recs, err = s.fill(ctx, h, page, count, lim.Bytes)
 		return err
 	})
+	if err == nil {
+		err = s.serving() // the tail it found is the truth only if so
+	}
 	if err != nil {
 		return ports.ReadResult{}, err
 	}
@@ -119,6 +122,9 @@ func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error)
 		tail, err = h.Tail()
 		return err
 	})
+	if err == nil {
+		err = s.serving()
+	}
 	if err != nil {
 		return ports.StreamInfo{}, err
 	}

@@ -29,7 +29,8 @@ type Config struct {
 	Place bool
 	// Serving, when set, says whether this process may still answer for
 	// the streams it writes (nil: it may); every operation on a stream
-	// open here asks it first.
+	// open here asks it first, and again once it has decided a refusal or
+	// a read.
 	Serving func() error
 }
 
@@ -227,11 +228,13 @@ func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
 // A dead-WAL takeover closes the streams it recovers right away (and a
 // shutdown's hand-off closes them all); without this, a request racing the
 // close would get a 503.
+//
+// Serving is asked before op and, for a refusal, after it: a refusal is
+// final only if this process still served once it was decided, however
+// long op took (a pause, a wait for memory). Reads ask again themselves.
 func (s *Service) openAnd(ctx context.Context, st stream, op func(engine.Handle) error) error {
-	if s.cfg.Serving != nil {
-		if err := s.cfg.Serving(); err != nil {
-			return err
-		}
+	if err := s.serving(); err != nil {
+		return err
 	}
 	for retried := false; ; retried = true {
 		h, err := s.open(ctx, st)
@@ -240,9 +243,22 @@ func (s *Service) openAnd(ctx context.Context, st stream, op func(engine.Handle)
 		}
 		err = op(h)
 		if err == nil || retried || !errors.Is(err, engine.ErrNotLocal) {
+			if err != nil {
+				if lapsed := s.serving(); lapsed != nil {
+					return lapsed
+				}
+			}
 			return s.engineError(st, err)
 		}
 	}
+}
+
+// serving is Config.Serving, nil without one.
+func (s *Service) serving() error {
+	if s.cfg.Serving == nil {
+		return nil
+	}
+	return s.cfg.Serving()
 }
 
 // engineError maps an engine error on stream st to the service's errors.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -704,5 +705,47 @@ func TestAppendOnAFailedWALIsUnavailable(t *testing.T) {
 	_, err := p.svc.Append(context.Background(), "/s", ports.AppendRequest{Records: recs("x")})
 	if se := streamErr(t, err, ports.ErrUnavailable); !strings.Contains(se.Message, "cannot make appends durable") {
 		t.Fatalf("append on a failed WAL: %v", err)
+	}
+}
+
+// tenureEnds is a Serving that says yes to its first n calls and no after:
+// the process's tenure ends while a request is being decided.
+func tenureEnds(n int64) func() error {
+	var calls atomic.Int64
+	return func() error {
+		if calls.Add(1) > n {
+			return ports.Errorf(ports.ErrUnavailable, "tenure over")
+		}
+		return nil
+	}
+}
+
+// A refusal or a read decided once the tenure is over is unavailable, not
+// final, though the tenure held when the request began; an append that
+// was made durable is acknowledged whatever the tenure (the WAL fence
+// keeps it safe).
+func TestAnswersDecidedPastTheTenureAreUnavailable(t *testing.T) {
+	p, ctx := startOne(t), context.Background()
+	mustCreate(t, p, "/s")
+	gap := ports.AppendRequest{Records: recs("x"), Producer: &domain.ProducerStamp{ID: "p", Seq: 5}}
+	p.svc.cfg.Serving = tenureEnds(2)
+	if _, err := p.svc.Append(ctx, "/s", gap); !errors.Is(err, ports.ErrProducerGap) {
+		t.Fatalf("a gap decided within the tenure: %v, want ErrProducerGap", err)
+	}
+	p.svc.cfg.Serving = tenureEnds(1)
+	if _, err := p.svc.Append(ctx, "/s", gap); !errors.Is(err, ports.ErrUnavailable) {
+		t.Fatalf("a gap decided past the tenure: %v, want ErrUnavailable", err)
+	}
+	p.svc.cfg.Serving = tenureEnds(1)
+	if _, err := p.svc.Read(ctx, "/s", 0, ports.ReadLimits{}); !errors.Is(err, ports.ErrUnavailable) {
+		t.Fatalf("a read decided past the tenure: %v, want ErrUnavailable", err)
+	}
+	p.svc.cfg.Serving = tenureEnds(1)
+	if _, err := p.svc.Head(ctx, "/s"); !errors.Is(err, ports.ErrUnavailable) {
+		t.Fatalf("a head decided past the tenure: %v, want ErrUnavailable", err)
+	}
+	p.svc.cfg.Serving = tenureEnds(1)
+	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("a")}); err != nil {
+		t.Fatalf("a durable append past the tenure: %v, want its acknowledgement", err)
 	}
 }

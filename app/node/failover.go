@@ -14,12 +14,18 @@ import (
 
 // Failover without an operator. Every process records a heartbeat every
 // BeatEvery (ports.Heartbeats, beside the log). Every process also watches
-// the registrations in its view and their records, and the lease holder
-// fences (FenceNode) a registered node whose record at its registered epoch
-// has looked the same for FailoverAfter of the watcher's good observation
-// time. Its streams then count as closed, and the next request for one, on
-// any node, opens it there: the open fences the old process's WAL in the
-// object store and recovers every append it acknowledged (engine recovery).
+// the registrations in its view and their records, and fences (FenceNode)
+// a registered node whose record at its registered epoch has looked the
+// same for FailoverAfter of the watcher's good observation time. Its
+// streams then count as closed, and the next request for one, on any node,
+// opens it there: the open fences the old process's WAL in the object
+// store and recovers every append it acknowledged (engine recovery).
+//
+// Every watcher judges, not only the lease holder: a dead holder's lease
+// lasts its TTL, longer than the window, and the node that died may be
+// that holder. So that one death is one proposal, not one per survivor, a
+// watcher waits a beat longer for each node of a lower id that looks alive
+// to it (the first of them fences; the others see that in their view).
 //
 // Silence is counted conservatively, on the watcher's own clock: between
 // two good readings, only from the end of the earlier to the start of the
@@ -144,9 +150,22 @@ func (w beatWatch) silent(v *domain.State, self domain.NodeID, after time.Durati
 	return out
 }
 
-// runHeartbeats beats for this process, watches the others' beats and, on
-// the lease holder, fences the silent ones, until ctx ends or this process
-// is fenced.
+// judgesBefore counts the processes registered in v with an id below
+// self that look alive: a record at their epoch that has changed within
+// alive.
+func (w beatWatch) judgesBefore(v *domain.State, self domain.NodeID, alive time.Duration) int {
+	count := 0
+	v.Nodes(func(n *domain.Node) bool {
+		if seen, ok := w.regs[n.ID]; ok && n.ID < self && seen.epoch == n.Epoch && !seen.beatAt.IsZero() && seen.quiet < alive {
+			count++
+		}
+		return true
+	})
+	return count
+}
+
+// runHeartbeats beats for this process, watches the others' beats and
+// fences the silent ones, until ctx ends or this process is fenced.
 func (n *Node) runHeartbeats(ctx context.Context) {
 	t := time.NewTicker(n.cfg.BeatEvery)
 	defer t.Stop()
@@ -229,16 +248,15 @@ func (n *Node) watchBeats(ctx context.Context, watch beatWatch, mine time.Time) 
 	return watch.observe(&v, beats, start, end, 2*n.cfg.BeatEvery), nil
 }
 
-// fenceSilent fences the silent nodes, while this process holds the
-// lease, in one proposal that may take a beat, so that beating and noticing
-// its own fence are never held up; a proposal still pending then may yet
-// commit, and the next round proposes again (FenceNode is idempotent).
+// fenceSilent fences the silent nodes in one proposal that may take a
+// beat, so that beating and noticing its own fence are never held up; a
+// proposal still pending then may yet commit, and the next round proposes
+// again (FenceNode is idempotent). It waits a beat longer for each live
+// judge of a lower id, which fences first.
 func (n *Node) fenceSilent(ctx context.Context, watch beatWatch) {
-	if _, held := n.LeaseHolder(); !held {
-		return
-	}
 	v := n.plane.View()
-	dead := watch.silent(&v, n.cfg.ID, n.cfg.FailoverAfter)
+	after := n.cfg.FailoverAfter + time.Duration(watch.judgesBefore(&v, n.cfg.ID, 2*n.cfg.BeatEvery))*n.cfg.BeatEvery
+	dead := watch.silent(&v, n.cfg.ID, after)
 	if len(dead) == 0 {
 		return
 	}

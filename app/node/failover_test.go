@@ -151,6 +151,25 @@ func TestFailoverFencesASilentNode(t *testing.T) {
 	}
 }
 
+// Every node judges, not only the lease holder: a holder that dies is
+// fenced within the window, long before its lease would expire and pass
+// to a survivor.
+func TestFailoverFencesTheLeaseHolder(t *testing.T) {
+	c := newFailoverCluster(t)
+	beats := &droppingBeats{Heartbeats: c.log.Heartbeats()}
+	holder := c.start(1, c.log.Lease(), beats)
+	waitFor(t, "the first node to hold the lease", func() bool { _, held := holder.LeaseHolder(); return held })
+	judge := c.start(2, c.log.Lease(), c.log.Heartbeats())
+	c.awaitRecords(2)
+	beats.down.Store(true)
+	if !fencedWithin(holder, 20*testFailoverAfter) {
+		t.Fatal("the silent lease holder was not fenced")
+	}
+	if n := judge.Stats().NodesFenced; n != 1 {
+		t.Fatalf("the other node fenced %d nodes, want 1", n)
+	}
+}
+
 // A fence in the view ends a process's tenure at once, even one whose
 // last beat was confirmed a moment ago: the verdict may rest on a silence
 // from before that beat.
@@ -225,12 +244,15 @@ func TestFailoverSurvivesOutages(t *testing.T) {
 // A reading that stalls after the database took it shows old records:
 // judged as if current, they would make a beating node look silent. The
 // live node beats less often than the judge reads, so two readings in a
-// row often show the same record.
+// row often show the same record. It judges nobody itself: the stalls stop
+// the judge's beats for longer than the window, and the live node would
+// rightly fence it.
 func TestFailoverIgnoresStalledReadings(t *testing.T) {
 	c := newFailoverCluster(t)
 	judgeDB := &flakyBeats{Heartbeats: c.log.Heartbeats()}
 	c.start(1, c.log.Lease(), judgeDB)
-	live := c.start(2, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.BeatEvery = testFailoverAfter / 4 })
+	live := c.start(2, nil, c.log.Heartbeats(), func(cfg *Config) { cfg.BeatEvery, cfg.FailoverAfter = testFailoverAfter/4, 0 })
+
 	time.Sleep(4 * testFailoverAfter)
 	for range 5 {
 		judgeDB.stall.Store(int64(testFailoverAfter + 100*time.Millisecond))

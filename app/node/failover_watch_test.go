@@ -117,3 +117,31 @@ func TestBeatWatchCountsOnlyGoodObservationTime(t *testing.T) {
 	read(100)
 	want("a fresh watch")
 }
+
+// A watcher defers to each node of a lower id that looks alive: a record
+// at its epoch that changed within the given time.
+func TestBeatWatchCountsTheJudgesBefore(t *testing.T) {
+	v := registered(t, domain.Proposer{Node: 1, Epoch: 10}, domain.Proposer{Node: 2, Epoch: 20},
+		domain.Proposer{Node: 3, Epoch: 30}, domain.Proposer{Node: 4, Epoch: 40}, domain.Proposer{Node: 5, Epoch: 50})
+	t0 := time.Unix(1_700_000_000, 0)
+	var w beatWatch
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		beats := []ports.Heartbeat{
+			{Node: 1, Epoch: 10, At: at}, // alive
+			{Node: 2, Epoch: 20, At: t0}, // silent since the first reading
+			{Node: 3, Epoch: 29, At: at}, // a superseded process of node 3
+			{Node: 4, Epoch: 40, At: at}, // alive
+			{Node: 5, Epoch: 50, At: at}, // the watcher
+		}
+		w = w.observe(&v, beats, at, at.Add(10*time.Millisecond), 5*time.Second)
+	}
+	for _, tc := range []struct {
+		self domain.NodeID
+		want int
+	}{{1, 0}, {2, 1}, {4, 1}, {5, 2}} {
+		if got := w.judgesBefore(&v, tc.self, 1500*time.Millisecond); got != tc.want {
+			t.Errorf("node %d defers to %d judges, want %d", tc.self, got, tc.want)
+		}
+	}
+}

@@ -33,9 +33,10 @@ type Config struct {
 	// Heartbeats records this process's liveness and shows the others'
 	// (failover.go); nil records none.
 	Heartbeats ports.Heartbeats
-	// FailoverAfter is how long the lease holder waits for a registered
-	// node's heartbeat record to change before it fences the node, so that
-	// its streams open elsewhere; 0 turns failover off.
+	// FailoverAfter is how long the other nodes wait for a registered
+	// node's heartbeat record to change before they fence the node, so
+	// that its streams open elsewhere (DefaultFailoverAfter); 0 turns
+	// failover off here.
 	FailoverAfter time.Duration
 	// BeatEvery is the heartbeat interval (DefaultBeatEvery). Every node
 	// of a cluster must beat at least four times per FailoverAfter of any

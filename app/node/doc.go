@@ -4,14 +4,14 @@
 //
 // # Failover (failover.go)
 //
-// Every process records a heartbeat every 2.5 s (ports.Heartbeats: an
+// Every process records a heartbeat every 0.5 s (ports.Heartbeats: an
 // upsert of (node, epoch, time) in meta_heartbeat, beside the log so an
 // idle cluster adds no log rows; a beat of an older epoch never overwrites
 // a newer one). Every process watches the registrations in its view and
 // their records, and proposes FenceNode for a registered node whose record
 // at its registered epoch has looked the same for --failover-after-sec
-// (20 s, at least four beats) of the watcher's good observation time, on
-// its own clock:
+// (2 s, at least four beats) of the watcher's good observation time, on its
+// own clock:
 //
 //   - between two good readings only the time from the end of the earlier
 //     to the start of the later counts (the database took each snapshot
@@ -37,12 +37,17 @@
 // older version) is never judged, nor is the registration FenceNode leaves
 // (no slots, no process). Rolling a node back to a version without
 // heartbeats after it has beaten gets it fenced a window after each start:
-// set --failover-after-sec 0 on every node first.
+// set --failover-after-sec 0 on every node first. Versions before this one
+// beat every 2.5 s: while one runs in the cluster, set --failover-after-sec
+// 10 (four of its beats) on every node.
 //
 // Every watcher judges, so a dead lease holder is fenced within the window
 // rather than once its lease expires (10 s); a watcher waits a beat longer
 // for each node of a lower id that looks alive to it, so the first of those
-// fences and one death costs one proposal.
+// fences and one death costs one proposal. A killed node's last beat lands
+// somewhere in the beat before its death and the judge reads a beat apart,
+// so its fence comes 1.5 to 3 s after the death (four or five gaps between
+// readings reach the window).
 //
 // The fenced node's streams then count as closed: the next request for
 // one, on any node, opens it there, which fences the old process's WAL and

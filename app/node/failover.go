@@ -50,13 +50,20 @@ import (
 // not beat at all, such as an older version, are never judged) and it has
 // slots (FenceNode leaves one without slots or process behind).
 
-// DefaultBeatEvery is the heartbeat interval.
-const DefaultBeatEvery = 2500 * time.Millisecond
+// DefaultBeatEvery is the heartbeat interval: short, so that a death is
+// noticed within seconds, and long enough that a beat, a reading and a
+// confirmation, each a small query, fit in it on a busy database.
+const DefaultBeatEvery = 500 * time.Millisecond
 
-// MinFailoverAfter is the shortest failover window an operator may set:
-// four beats, so that a node that misses one or two (a slow database, a
-// pause) is not fenced.
-const MinFailoverAfter = minSilentBeats * DefaultBeatEvery
+// MinFailoverAfter is the shortest failover window an operator may set,
+// and DefaultFailoverAfter the one a node runs with: four beats, so that a
+// node that misses up to three in a row (a stall, a slow database) is not
+// fenced, while a dead one's streams take appends elsewhere within the few
+// seconds a client retries for.
+const (
+	MinFailoverAfter     = minSilentBeats * DefaultBeatEvery
+	DefaultFailoverAfter = MinFailoverAfter
+)
 
 // minSilentBeats is the least silence, in beats, taken for a process's
 // death: by failover, and by a start watching for a live holder of its

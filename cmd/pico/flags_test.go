@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/app/wal"
 )
 
@@ -30,7 +31,7 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 		{"--auth", "maybe"},
 		{"--listen", "0.0.0.0:4437"},
 		{"--max-body-size", "0"},
-		{"--failover-after-sec", "9.9"}, // fewer than four heartbeats
+		{"--failover-after-sec", "1.9"}, // fewer than four heartbeats
 		{"--failover-after-sec", "-1"},
 		{"--failover-after-sec", "NaN"},
 		{"--failover-after-sec", "+Inf"},
@@ -50,10 +51,17 @@ func TestServeFlagsValidateProtocolRoutingAndRemote(t *testing.T) {
 	if _, err := parseServe([]string{"--listen", "[::1]:0"}); err != nil {
 		t.Fatalf("IPv6 loopback: %v", err)
 	}
-	for _, v := range []string{"0", "10", "45.5", "86400"} {
+	for _, v := range []string{"0", "2", "10", "45.5", "86400"} {
 		if _, err := parseServe([]string{"--failover-after-sec", v}); err != nil {
 			t.Fatalf("--failover-after-sec %s: %v", v, err)
 		}
+	}
+	f, err := parseServe(nil)
+	if err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+	if f.failoverSec != node.DefaultFailoverAfter.Seconds() {
+		t.Fatalf("the default --failover-after-sec is %v, want node.DefaultFailoverAfter", f.failoverSec)
 	}
 }
 

@@ -77,7 +77,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
 	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
-	fs.Float64Var(&f.failoverSec, "failover-after-sec", 20, "fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never; at least 10; set it alike on every node)")
+	fs.Float64Var(&f.failoverSec, "failover-after-sec", node.DefaultFailoverAfter.Seconds(), fmt.Sprintf("fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never; at least %g, four heartbeats; set it alike on every node)", node.MinFailoverAfter.Seconds()))
 	fs.Float64Var(&f.appendSec, "append-timeout-sec", 10, "answer 503 to an append not durable within this long (the object store failing); it may still be written")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, fmt.Sprintf("on SIGTERM/SIGINT, report not-ready for this long before closing; with --shutdown-transfer the most its transfers may take (%d unless given)", int(defaultTransferDeadline.Seconds())))
 	fs.Var(&f.shutdownTransfer, "shutdown-transfer", "on SIGTERM/SIGINT, move this node's streams to the other nodes first (within --shutdown-drain-sec), still serving them meanwhile; auto: on unless --meta-url is SQLite (one node)")

@@ -15,27 +15,27 @@ import (
 )
 
 // TestFailoverWithoutOperator runs two nodes on one metadata log (Postgres)
-// and one object store (versitygw). The owner of a stream stops (SIGSTOP:
-// to the cluster it is dead, though it may come back); the other node, once
-// the owner's heartbeat has been silent for --failover-after-sec, fences it
-// and serves the stream itself with every record the owner acknowledged,
-// here still only in the owner's WAL, with nobody running a command or
-// asking for the stream. When
-// the owner resumes it finds itself fenced and exits non-zero, so that a
+// and one object store (versitygw) with the default failover settings. The
+// owner of a stream stops (SIGSTOP: to the cluster it is dead, though it
+// may come back); the other node, once the owner's heartbeat has been
+// silent for the failover window, fences it and serves the stream itself
+// with every record the owner acknowledged, here still only in the owner's
+// WAL, with nobody running a command or asking for the stream. When the
+// owner resumes it finds itself fenced and exits non-zero, so that a
 // supervisor restarts it at a fresh epoch.
 func TestFailoverWithoutOperator(t *testing.T) {
 	meta := clusterMetaURL(t)
 	storage := "-2@" + s3test.URL(t)
-	window := []string{"--failover-after-sec", "10"}
-	judge := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageURL: storage, nodeID: 1, flags: window})
+	judge := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageURL: storage, nodeID: 1})
 	owner := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageURL: storage, nodeID: 2,
-		flags: append(window, "--wal-upload-interval-ms", "3600000")}) // appends stay in its WAL
+		flags: []string{"--wal-upload-interval-ms", "3600000"}}) // appends stay in its WAL
 
 	const path = "/failover/orders"
 	mustCreateOn(t, owner, nil, path, "text/plain")
 	mustAppend(t, owner.URL+path, "text/plain", []byte("a"))
-	// Both beat: past the window, the owner still serves the stream.
-	time.Sleep(12 * time.Second)
+	// Both beat: past twice the default window (2 s), the owner still
+	// serves the stream.
+	time.Sleep(4 * time.Second)
 	if status := picoproc.Status(owner.AdminURL + "/ready"); status != http.StatusOK {
 		t.Fatalf("the live owner's /ready: %d after the failover window\nstderr:\n%s", status, owner.Stderr)
 	}

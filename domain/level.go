@@ -20,7 +20,9 @@ const (
 	// that declares no level is at this one.
 	LevelBase Level = 1
 	// LevelPlacement adds PlaceStream and snapshot version 6
-	// (Stream.AwaitsCreate).
+	// (Stream.AwaitsCreate, Node.Left). Its nodes also beat every 0.5 s:
+	// a node that declares no level is judged by its release's longer
+	// failover window.
 	LevelPlacement Level = 2
 	// LevelCurrent is the highest level this build reads.
 	LevelCurrent = LevelPlacement

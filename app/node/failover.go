@@ -55,6 +55,14 @@ import (
 // confirmation, each a small query, fit in it on a busy database.
 const DefaultBeatEvery = 500 * time.Millisecond
 
+// olderReleaseWindow is the least window a node of an older release, one
+// that declares no feature level, is judged by: such a node beats every
+// 2.5 s and, by the defaults of its release, stops answering from its state
+// only 17.5 s after its last confirmed beat, so a shorter window could
+// fence it while it still answers. During a rolling upgrade its streams
+// fail over as they did before.
+const olderReleaseWindow = 20 * time.Second
+
 // MinFailoverAfter is the shortest failover window an operator may set,
 // and DefaultFailoverAfter the one a node runs with: four beats, so that a
 // node that misses up to three in a row (a stall, a slow database) is not
@@ -141,13 +149,18 @@ func (w beatWatch) interrupted(keep time.Duration) beatWatch {
 }
 
 // silent returns the processes registered in v, other than self, that have
-// looked the same for after.
+// looked the same for after (or olderReleaseWindow, for a process that
+// declares no feature level).
 func (w beatWatch) silent(v *domain.State, self domain.NodeID, after time.Duration) []domain.Node {
 	var out []domain.Node
 	v.Nodes(func(n *domain.Node) bool {
 		seen, ok := w.regs[n.ID]
+		wait := after
+		if _, declared := v.NodeLevel(n.ID); !declared {
+			wait = max(after, olderReleaseWindow)
+		}
 		switch {
-		case n.ID == self || !ok || seen.epoch != n.Epoch || seen.quiet < after:
+		case n.ID == self || !ok || seen.epoch != n.Epoch || seen.quiet < wait:
 		case seen.beatAt.IsZero() && (!seen.beats || n.Slots == 0):
 		default:
 			out = append(out, *n)

@@ -17,8 +17,33 @@ func registered(t *testing.T, procs ...domain.Proposer) domain.State {
 		if r := v.Apply(&domain.RegisterNode{Node: p.Node, Epoch: p.Epoch, Address: "x", Slots: 1}); !r.OK() {
 			t.Fatalf("register %v: %v", p, r)
 		}
+		if r := v.Apply(domain.DeclareLevel(p, domain.LevelCurrent)); !r.OK() {
+			t.Fatalf("declare the level of %v: %v", p, r)
+		}
 	}
 	return v
+}
+
+// A process of an older release, which declares no level and beats less
+// often, is judged by the window of that release, never a shorter one.
+func TestBeatWatchGivesAnOlderReleaseItsWindow(t *testing.T) {
+	v := registered(t, domain.Proposer{Node: 1, Epoch: 10})
+	if r := v.Apply(&domain.RegisterNode{Node: 2, Epoch: 20, Address: "x", Slots: 1}); !r.OK() {
+		t.Fatal(r)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	var w beatWatch
+	for at := time.Duration(0); at <= 25*time.Second; at += time.Second {
+		beats := []ports.Heartbeat{{Node: 1, Epoch: 10, At: t0.Add(at)}, {Node: 2, Epoch: 20, At: t0}}
+		w = w.observe(&v, beats, t0.Add(at), t0.Add(at+100*time.Millisecond), 5*time.Second)
+		silent := len(w.silent(&v, 1, 2*time.Second)) > 0
+		if quiet := w.regs[2].quiet; silent != (quiet >= olderReleaseWindow) {
+			t.Fatalf("node 2 quiet for %v: silent %v, want silent only from %v", quiet, silent, olderReleaseWindow)
+		}
+	}
+	if len(w.silent(&v, 1, 2*time.Second)) != 1 {
+		t.Fatal("node 2 was never judged silent")
+	}
 }
 
 func silentIDs(w beatWatch, v *domain.State) []domain.NodeID {
@@ -89,6 +114,9 @@ func TestBeatWatchCountsOnlyGoodObservationTime(t *testing.T) {
 	// Node 3 registers again: its quiet starts over, and a registration
 	// that changed after the reading is not judged on the old one's quiet.
 	if r := v.Apply(&domain.RegisterNode{Node: 3, Epoch: 31, Address: "x", Slots: 1}); !r.OK() {
+		t.Fatal(r)
+	}
+	if r := v.Apply(domain.DeclareLevel(domain.Proposer{Node: 3, Epoch: 31}, domain.LevelCurrent)); !r.OK() {
 		t.Fatal(r)
 	}
 	want("node 3 registered again after the reading")

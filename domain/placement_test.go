@@ -53,14 +53,17 @@ func TestPlacementSharesFollowSlots(t *testing.T) {
 	}
 }
 
-func TestPlacementSkipsNodesWithoutSlotsAndFencedOnes(t *testing.T) {
-	s := cluster(t, 1, 0, 1, 3)
+func TestPlacementSkipsNodesWithoutSlotsFencedOrLeft(t *testing.T) {
+	s := cluster(t, 1, 0, 1, 3, 2)
 	if r := s.Apply(&FenceNode{By: by(1), Node: 4, Epoch: 14}); !r.OK() {
 		t.Fatal(r)
 	}
+	if r := s.Apply(&FenceNode{By: by(5), Node: 5, Epoch: 15}); !r.OK() { // node 5 leaves
+		t.Fatal(r)
+	}
 	owners := placeMany(t, s, 50)
-	if owners[2] != 0 || owners[4] != 0 {
-		t.Errorf("streams placed on a node without slots (%d) or a fenced one (%d)", owners[2], owners[4])
+	if owners[2] != 0 || owners[4] != 0 || owners[5] != 0 {
+		t.Errorf("streams placed on a node without slots (%d), a fenced one (%d) or one that left (%d)", owners[2], owners[4], owners[5])
 	}
 	if owners[1]+owners[3] != 50 {
 		t.Errorf("owners %v, want 50 streams on nodes 1 and 3", owners)

@@ -341,6 +341,9 @@ func (n *Node) Ready() error {
 		return fmt.Errorf("%w: node %d epoch %d is not the registered process", ErrNotReady, n.cfg.ID, n.cfg.Epoch)
 	}
 	if err := n.Serving(); err != nil {
+		if n.failover.beatFailing.Load() {
+			return fmt.Errorf("%w: the metadata log does not record this node's heartbeats: %v", ErrNotReady, err)
+		}
 		return fmt.Errorf("%w: %v", ErrNotReady, err)
 	}
 	return nil

@@ -22,6 +22,7 @@ commands:
   auth     store, check or remove the profile's token (login, status, logout)
   admin    cluster, nodes, stream NAME, set-slots N, tokens (the admin listener)
   bench    append for a while and print throughput and latency
+  probe    exit 0 when a node's /ready answers 200 (container healthchecks)
   help     this text; help <command> for its flags
 
 global flags, before or after the command (flag, then env, then profile):
@@ -41,6 +42,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
+	case "probe":
+		os.Exit(probe(os.Args[2:]))
 	default:
 		os.Exit(clientMain(os.Args[1:]))
 	}

@@ -212,7 +212,7 @@ func TestTopLevelLayout(t *testing.T) {
 		t.Fatalf("git ls-files: %v", err)
 	}
 	allowed := []string{"domain", "ports", "adapters", "app", "cmd", "tests", "go.mod", "go.sum",
-		"README.md", "ARCHITECTURE.md"}
+		"README.md", "ARCHITECTURE.md", "LICENSE"}
 	for _, f := range strings.Fields(string(out)) {
 		top := strings.SplitN(f, "/", 2)[0]
 		if !strings.HasPrefix(top, ".") && !slices.Contains(allowed, top) {

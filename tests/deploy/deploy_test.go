@@ -20,16 +20,11 @@ import (
 // use into the module cache.
 const actionlintVersion = "v1.7.12"
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
+// repoRoot is the repository's root, relative to this package's
+// directory, where go test runs its tests.
+const repoRoot = "../.."
 
-func deployDir(t *testing.T) string { return filepath.Join(repoRoot(t), "cmd", "pico", "deploy") }
+func deployDir(*testing.T) string { return filepath.Join(repoRoot, "cmd", "pico", "deploy") }
 
 func read(t *testing.T, path string) []byte {
 	t.Helper()
@@ -85,7 +80,7 @@ func buildAsDockerfile(t *testing.T) string {
 		args[i+1] = built.path
 		platform := strings.NewReplacer("$TARGETOS", runtime.GOOS, "$TARGETARCH", runtime.GOARCH)
 		cmd := exec.Command("go", append([]string{"build"}, args...)...)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = repoRoot
 		cmd.Env = os.Environ()
 		for _, kv := range env {
 			cmd.Env = append(cmd.Env, platform.Replace(kv))
@@ -315,6 +310,38 @@ func mustCompose(t *testing.T, src string) Compose {
 	return c
 }
 
+// envExample reads dir/.env.example. Its PICO_* names must be flags;
+// with allFlags every name must be (aio's .env sets nothing else).
+func envExample(t *testing.T, dir string, flags Flags, allFlags bool) map[string]string {
+	t.Helper()
+	example, err := ParseEnvFile(string(read(t, filepath.Join(dir, ".env.example"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range example {
+		if _, ok := flags[name]; !ok && (allFlags || strings.HasPrefix(name, "PICO_")) {
+			t.Errorf("%s/.env.example: %s names no pico serve flag", filepath.Base(dir), name)
+		}
+	}
+	return example
+}
+
+// sameVariables wants a compose file to read exactly what .env.example
+// lists: nothing missing from the example, nothing stale in it.
+func sameVariables(t *testing.T, file string, vars map[string]Variable, example map[string]string) {
+	t.Helper()
+	for name := range vars {
+		if _, ok := example[name]; !ok {
+			t.Errorf("%s reads %s, which .env.example does not list", file, name)
+		}
+	}
+	for name := range example {
+		if _, ok := vars[name]; !ok {
+			t.Errorf(".env.example lists %s, which %s does not read", name, file)
+		}
+	}
+}
+
 // byo reads only what its .env.example lists, and refuses to start
 // without the values that have no safe default.
 func TestBYOEnvExample(t *testing.T) {
@@ -322,23 +349,7 @@ func TestBYOEnvExample(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "byo")
 	src := read(t, filepath.Join(dir, "compose.yml"))
 	vars := Variables(src)
-	example, err := ParseEnvFile(string(read(t, filepath.Join(dir, ".env.example"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name := range vars {
-		if _, ok := example[name]; !ok {
-			t.Errorf("compose.yml reads %s, which .env.example does not list", name)
-		}
-	}
-	for name := range example {
-		if _, ok := vars[name]; !ok {
-			t.Errorf(".env.example lists %s, which compose.yml does not read", name)
-		}
-		if _, ok := flags[name]; strings.HasPrefix(name, "PICO_") && !ok {
-			t.Errorf(".env.example: %s names no pico serve flag", name)
-		}
-	}
+	sameVariables(t, "compose.yml", vars, envExample(t, dir, flags, false))
 	for _, name := range []string{"PICO_AUTH_BOOTSTRAP_TOKEN", "PICO_META_URL", "PICO_STORAGE", "PICO_HTTP_ADDRESS"} {
 		if !vars[name].Required {
 			t.Errorf("compose.yml must refuse to start without %s (${%s:?…})", name, name)
@@ -360,15 +371,7 @@ func TestBYOEnvExample(t *testing.T) {
 func TestAIOEnvExample(t *testing.T) {
 	flags := serveFlags(t)
 	dir := filepath.Join(deployDir(t), "aio")
-	example, err := ParseEnvFile(string(read(t, filepath.Join(dir, ".env.example"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name := range example {
-		if _, ok := flags[name]; !ok {
-			t.Errorf(".env.example: %s names no pico serve flag", name)
-		}
-	}
+	example := envExample(t, dir, flags, true)
 	if example["PICO_AUTH"] != "off" {
 		t.Errorf(".env.example: PICO_AUTH=%q, want off (the default, spelled out)", example["PICO_AUTH"])
 	}
@@ -377,16 +380,7 @@ func TestAIOEnvExample(t *testing.T) {
 	}
 	for _, f := range []string{"compose.yml", "compose.cluster.yml", "compose.lite.yml"} {
 		vars := Variables(read(t, filepath.Join(dir, f)))
-		for name := range example {
-			if _, ok := vars[name]; !ok {
-				t.Errorf("%s does not read %s from .env", f, name)
-			}
-		}
-		for name := range vars {
-			if _, ok := example[name]; !ok {
-				t.Errorf("%s reads %s, which .env.example does not list", f, name)
-			}
-		}
+		sameVariables(t, f, vars, example)
 		if vars["PICO_AUTH"].Default != "off" {
 			t.Errorf("%s: PICO_AUTH defaults to %q, want off", f, vars["PICO_AUTH"].Default)
 		}
@@ -399,7 +393,7 @@ func TestAIOEnvExample(t *testing.T) {
 // The image workflow builds the same Dockerfile for both platforms and
 // tags latest, version and commit; actionlint checks the rest.
 func TestImageWorkflow(t *testing.T) {
-	path := filepath.Join(repoRoot(t), ".github", "workflows", "image.yml")
+	path := filepath.Join(repoRoot, ".github", "workflows", "image.yml")
 	src := read(t, path)
 	var wf map[string]any
 	if err := yaml.Unmarshal(src, &wf); err != nil {
@@ -417,12 +411,11 @@ func TestWorkflowsLint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds actionlint on first use")
 	}
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), ".github", "workflows", "*.yml"))
+	files, err := filepath.Glob(filepath.Join(repoRoot, ".github", "workflows", "*.yml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no workflows (%v)", err)
 	}
 	cmd := exec.Command("go", append([]string{"run", "github.com/rhysd/actionlint/cmd/actionlint@" + actionlintVersion, "-no-color"}, files...)...)
-	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("actionlint: %v\n%s", err, out)
 	}
@@ -441,7 +434,6 @@ func TestWorkflowsLintFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("go", "run", "github.com/rhysd/actionlint/cmd/actionlint@"+actionlintVersion, "-no-color", bad)
-	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Errorf("actionlint passed a workflow with an unknown context:\n%s", out)
 	}

@@ -57,6 +57,9 @@ type Config struct {
 	// above it halts the plane, and snapshots are written at the lower of
 	// it and the cluster's level.
 	Level domain.Level
+	// ProposeSeconds, if set, observes each successful Propose: queue,
+	// group commit and apply, the time a command's caller waits.
+	ProposeSeconds ports.Observer
 }
 
 func (c *Config) defaults() {

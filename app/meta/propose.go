@@ -63,6 +63,7 @@ func (p *Plane) Propose(ctx context.Context, cmds ...domain.Command) ([]domain.R
 		return nil, err
 	}
 	pr := &proposal{cmds: cmds, done: make(chan struct{})}
+	start := time.Now()
 	select {
 	case p.queue <- pr:
 	case <-ctx.Done():
@@ -70,6 +71,9 @@ func (p *Plane) Propose(ctx context.Context, cmds ...domain.Command) ([]domain.R
 	}
 	select {
 	case <-pr.done:
+		if pr.err == nil && p.cfg.ProposeSeconds != nil {
+			p.cfg.ProposeSeconds.Observe(time.Since(start).Seconds())
+		}
 		return pr.results, pr.err
 	case <-ctx.Done():
 		pr.abandoned.Store(true)

@@ -47,8 +47,11 @@ type Config struct {
 	// Store holds data objects; WALStore holds the WAL (defaults to Store).
 	// Without a Store the node runs the metadata plane only.
 	Store, WALStore ports.ObjectStore
-	WAL             wal.Config    // tuning; store and identity are filled in
-	Engine          engine.Config // tuning; dependencies are filled in
+	WAL             wal.Config // tuning; store and identity are filled in
+	// ProposeSeconds, if set, observes each metadata proposal (see
+	// meta.Config).
+	ProposeSeconds ports.Observer
+	Engine         engine.Config // tuning; dependencies are filled in
 	// StoreFailingReady is how long the WAL's store may refuse writes
 	// before Ready fails (DefaultStoreFailingReady).
 	StoreFailingReady time.Duration
@@ -139,7 +142,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Level == 0 || cfg.Level > domain.LevelCurrent {
 		cfg.Level = domain.LevelCurrent
 	}
-	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger, Level: cfg.Level})
+	plane, err := meta.Open(ctx, meta.Config{Log: cfg.Log, Logger: cfg.Logger, Level: cfg.Level, ProposeSeconds: cfg.ProposeSeconds})
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +366,7 @@ type Stats struct {
 	WALSubmissions int64         // appends in those bulks
 	WALPutTime     time.Duration // the time those PUTs took, retries included
 	StreamsWritten int           // streams this process writes
+	WALBuffered    int           // bytes appended and not yet durable in the WAL
 	Streams        int           // streams in the cluster
 	AppliedIndex   uint64        // the metadata log row applied last
 	LeaseHeld      bool          // this process holds the maintenance lease
@@ -386,7 +390,7 @@ func (n *Node) Stats() Stats {
 		NodesFenced: n.failover.fenced.Load()}
 	if n.wal != nil {
 		w := n.wal.Stats()
-		s.WALPuts, s.WALSubmissions, s.WALPutTime = w.Puts, w.Submissions, w.PutTime
+		s.WALPuts, s.WALSubmissions, s.WALPutTime, s.WALBuffered = w.Puts, w.Submissions, w.PutTime, w.Buffered
 	}
 	if n.engine != nil {
 		s.StreamsWritten, s.DeadWALTakeovers = n.engine.LocalCount(), n.engine.DeadWALTakeovers()

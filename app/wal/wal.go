@@ -52,6 +52,9 @@ type Config struct {
 	// upload just acknowledged to come back (20 ms; negative: never wait).
 	// See linger.
 	MaxLinger time.Duration
+	// PutSeconds and PutBytes, if set, observe each bulk stored: the
+	// time its PUT took, retries included, and its size.
+	PutSeconds, PutBytes ports.Observer
 }
 
 func (c *Config) defaults() {
@@ -266,6 +269,12 @@ func (w *WAL) upload(b *bulk) {
 	w.puts.Add(1)
 	w.submissions.Add(int64(len(b.done)))
 	w.putNanos.Add(int64(took))
+	if err == nil && w.cfg.PutSeconds != nil {
+		w.cfg.PutSeconds.Observe(took.Seconds())
+	}
+	if err == nil && w.cfg.PutBytes != nil {
+		w.cfg.PutBytes.Observe(float64(len(b.body)))
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inflight--
@@ -394,11 +403,17 @@ func (w *WAL) abandonUploads() {
 type Stats struct {
 	Puts, Submissions int64
 	PutTime           time.Duration
+	// Buffered is the bytes submitted and not yet acknowledged: the
+	// backlog MaxBufferedBytes bounds.
+	Buffered int
 }
 
 // Stats returns upload counters.
 func (w *WAL) Stats() Stats {
-	return Stats{Puts: w.puts.Load(), Submissions: w.submissions.Load(), PutTime: time.Duration(w.putNanos.Load())}
+	w.mu.Lock()
+	buffered := w.buffered
+	w.mu.Unlock()
+	return Stats{Puts: w.puts.Load(), Submissions: w.submissions.Load(), PutTime: time.Duration(w.putNanos.Load()), Buffered: buffered}
 }
 
 // put stores one bulk, retrying transient errors for RetryFor (or until

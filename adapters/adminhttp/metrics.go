@@ -34,11 +34,24 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Gatherer is what a Node also implements when it keeps series of its
+// own (request, append and store series): /metrics serves them beside
+// the node's samples, and the Go runtime and process collectors are then
+// its to register.
+type Gatherer interface {
+	Gatherer() prometheus.Gatherer
+}
+
 // metricsHandler serves the node's samples with the Go runtime's and the
 // process's, in the Prometheus text format.
 func metricsHandler(n Node) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(nodeCollector{n}, collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	reg.MustRegister(nodeCollector{n})
+	var g prometheus.Gatherer = reg
+	if more, ok := n.(Gatherer); ok {
+		g = prometheus.Gatherers{reg, more.Gatherer()}
+	} else {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

@@ -5,13 +5,21 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/domain"
 )
 
 // adminNode is the node as the admin listener sees it (adminhttp.Node).
-type adminNode struct{ *node.Node }
+type adminNode struct {
+	*node.Node
+	gatherer prometheus.Gatherer // the series beside the node's (adminhttp.Gatherer)
+}
+
+// Gatherer serves the request, append and store series on /metrics.
+func (a adminNode) Gatherer() prometheus.Gatherer { return a.gatherer }
 
 // SetSlots names the node's refusals with the listener's errors.
 func (a adminNode) SetSlots(ctx context.Context, id domain.NodeID, slots uint32) error {

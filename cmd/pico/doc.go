@@ -5,7 +5,9 @@
 // storage.go, listeners.go), and stops on SIGTERM (shutdown.go: with
 // --shutdown-transfer the node first moves its streams to the others,
 // node.DrainSelf); metrics.go names the node's Stats as metrics
-// for the admin listener. The client verbs (client_*.go) are built on
+// for the admin listener, beside adapters/prommetrics' series, which
+// serve.go wires around the listeners, the stream service and the object
+// stores. deploy/ holds a Grafana dashboard and example alert rules. The client verbs (client_*.go) are built on
 // adapters/picoclient and adapters/dsclient, and profile*.go are the saved
 // profiles. admin.go is pico admin, over adapters/adminclient; its
 // set-slots is node.SetSlots, and admin_drain.go's drain is node.DrainNode

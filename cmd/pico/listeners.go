@@ -11,6 +11,7 @@ import (
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/adapters/dshttp"
 	"github.com/picomq/pico/adapters/picohttp"
+	"github.com/picomq/pico/adapters/prommetrics"
 	"github.com/picomq/pico/app/node"
 )
 
@@ -49,25 +50,32 @@ func (ls protocolListeners) closeAll() {
 	}
 }
 
-func (l *protocolListener) serve(h http.Handler, logger *slog.Logger) {
-	l.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: serverProtocols()}
+func (l *protocolListener) serve(h http.Handler, metrics *prommetrics.Metrics, logger *slog.Logger) {
+	protocol := prommetrics.ProtocolPico
+	if l.protocol == "ds" {
+		protocol = prommetrics.ProtocolDS
+	}
+	l.srv = &http.Server{Handler: metrics.Handler(protocol, h), ConnState: metrics.ConnState,
+		ReadHeaderTimeout: 10 * time.Second, Protocols: serverProtocols()}
 	go serveOn(l.srv, l.ln, l.protocol, logger)
 }
 
 // protocolHandler is the handler of one protocol; both drive the node's
-// one stream service, so a stream written with one reads with the other.
-func (f *serveFlags) protocolHandler(protocol string, n *node.Node, done <-chan struct{}, logger *slog.Logger) http.Handler {
+// one stream service, so a stream written with one reads with the other,
+// through metrics' append series.
+func (f *serveFlags) protocolHandler(protocol string, n *node.Node, metrics *prommetrics.Metrics, done <-chan struct{}, logger *slog.Logger) http.Handler {
+	streams := metrics.Streams(n.Streams())
 	longPoll := time.Duration(f.longPollSec * float64(time.Second))
 	sseMax := time.Duration(f.sseMaxSec * float64(time.Second))
 	if protocol == "ds" {
-		cfg := dshttp.Config{Streams: n.Streams(), Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
+		cfg := dshttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
 			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger}
 		if subs := n.Subscriptions(); subs != nil { // a nil *Service must not become a non-nil interface
 			cfg.Subscriptions = subs
 		}
 		return dshttp.New(cfg)
 	}
-	return picohttp.New(picohttp.Config{Streams: n.Streams(), Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
+	return picohttp.New(picohttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
 		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger})
 }
 
@@ -86,12 +94,13 @@ func serveOn(srv *http.Server, ln net.Listener, what string, logger *slog.Logger
 	}
 }
 
-func listenAdmin(addr string, n *node.Node, logger *slog.Logger) (*http.Server, string, error) {
+func listenAdmin(addr string, n *node.Node, metrics *prommetrics.Metrics, logger *slog.Logger) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
-	srv := &http.Server{Handler: adminhttp.New(adminNode{n}, picohttp.OpenAPI), ReadHeaderTimeout: 10 * time.Second}
+	h := adminhttp.New(adminNode{n, metrics.Registry()}, picohttp.OpenAPI)
+	srv := &http.Server{Handler: metrics.Handler(prommetrics.ProtocolAdmin, h), ReadHeaderTimeout: 10 * time.Second}
 	go serveOn(srv, ln, "admin", logger)
 	return srv, "http://" + ln.Addr().String(), nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/adapters/prommetrics"
 	"github.com/picomq/pico/adapters/sqllog"
 	"github.com/picomq/pico/adapters/webhookhttp"
 	"github.com/picomq/pico/app/node"
@@ -210,7 +211,10 @@ func serve(args []string) error {
 	if cfg.Level, err = featureLevel(); err != nil {
 		return err
 	}
-	if err := f.storageConfig(ctx, &cfg); err != nil {
+	metrics := prommetrics.New()
+	cfg.WAL.PutSeconds, cfg.WAL.PutBytes = metrics.WALUploadSeconds, metrics.WALUploadBytes
+	cfg.ProposeSeconds = metrics.ProposeSeconds
+	if err := f.storageConfig(ctx, &cfg, metrics); err != nil {
 		return err
 	}
 	// Protocol ports are bound before the node registers, so the address
@@ -229,13 +233,14 @@ func serve(args []string) error {
 	}
 	defer n.Close() // last: streams handed back, the WAL makes every buffered append durable
 	done := make(chan struct{})
+	metrics.Registry().MustRegister(nodeCollectors(n)...)
 	for _, l := range ls {
-		l.serve(f.protocolHandler(l.protocol, n, done, logger), logger)
+		l.serve(f.protocolHandler(l.protocol, n, metrics, done, logger), metrics, logger)
 	}
 	var admin *http.Server
 	adminAt := "off"
 	if !f.noAdmin {
-		if admin, adminAt, err = listenAdmin(f.adminListen, n, logger); err != nil {
+		if admin, adminAt, err = listenAdmin(f.adminListen, n, metrics, logger); err != nil {
 			return err
 		}
 	}
@@ -300,8 +305,9 @@ func redactURL(u string) string {
 	return u
 }
 
-// storageConfig opens the object stores and applies the engine tuning flags.
-func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config) error {
+// storageConfig opens the object stores, measured by metrics, and applies
+// the engine tuning flags.
+func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config, metrics *prommetrics.Metrics) error {
 	if err := makeFileStoreDir(f.storage); err != nil {
 		return err
 	}
@@ -309,15 +315,17 @@ func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config) error 
 	if err != nil {
 		return err
 	}
-	cfg.Store = store
+	cfg.Store = metrics.Store(store)
 	if f.wal != "" {
 		raw, err := walParams(f.wal, &cfg.WAL)
 		if err != nil {
 			return err
 		}
-		if cfg.WALStore, err = openStorage(ctx, raw); err != nil {
+		walStore, err := openStorage(ctx, raw)
+		if err != nil {
 			return err
 		}
+		cfg.WALStore = metrics.Store(walStore)
 	}
 	cfg.WAL.MaxBufferedBytes = int(f.walCache)
 	cfg.Engine.BlockCacheBytes = int(f.blockCache)

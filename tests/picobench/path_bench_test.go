@@ -14,6 +14,7 @@ import (
 	"github.com/picomq/pico/adapters/dshttp"
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/adapters/prommetrics"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/ports"
@@ -35,6 +36,7 @@ func BenchmarkDSAppendPath(b *testing.B) {
 		start func(b *testing.B, store ports.ObjectStore) http.Handler
 	}{
 		{"pico", startMemNode},
+		{"pico+metrics", startMeteredNode},
 		{"floor", func(b *testing.B, store ports.ObjectStore) http.Handler {
 			return floor.Handler(wal.Open(wal.Config{Store: store, Node: 1, Epoch: 1}))
 		}},
@@ -122,6 +124,22 @@ func startMemNode(b *testing.B, store ports.ObjectStore) http.Handler {
 	}
 	b.Cleanup(func() { n.Close() })
 	return dshttp.New(dshttp.Config{Streams: n.Streams()})
+}
+
+// startMeteredNode is startMemNode measured as pico serve measures it:
+// the request, append, store, WAL and proposal series.
+func startMeteredNode(b *testing.B, store ports.ObjectStore) http.Handler {
+	m := prommetrics.New()
+	log := memlog.New()
+	cfg := node.Config{ID: 1, Address: "http://bench", Slots: 1, Log: log, Lease: log.Lease(), Store: m.Store(store),
+		ProposeSeconds: m.ProposeSeconds}
+	cfg.WAL.PutSeconds, cfg.WAL.PutBytes = m.WALUploadSeconds, m.WALUploadBytes
+	n, err := node.Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close() })
+	return m.Handler(prommetrics.ProtocolDS, dshttp.New(dshttp.Config{Streams: m.Streams(n.Streams())}))
 }
 
 // pausingStore takes about as long as a PUT to a local S3 server, without

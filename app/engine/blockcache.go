@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/picomq/pico/domain"
 )
@@ -19,6 +20,10 @@ type blockCache struct {
 	lru      *list.List // of *cacheEntry, most recent at the front
 	entries  map[blockKey]*list.Element
 	inflight map[blockKey]*fetch
+
+	// hits counts gets served without a fetch of their own (cached, or
+	// joining one in flight); misses counts fetches.
+	hits, misses atomic.Int64
 }
 
 type blockKey struct{ object, stream uint64 }
@@ -47,10 +52,12 @@ func (c *blockCache) get(ctx context.Context, k blockKey, load func() (domain.Fr
 		c.lru.MoveToFront(el)
 		f := el.Value.(*cacheEntry).frame
 		c.mu.Unlock()
+		c.hits.Add(1)
 		return f, nil
 	}
 	if f, ok := c.inflight[k]; ok {
 		c.mu.Unlock()
+		c.hits.Add(1)
 		select {
 		case <-f.done:
 			return f.frame, f.err
@@ -61,6 +68,7 @@ func (c *blockCache) get(ctx context.Context, k blockKey, load func() (domain.Fr
 	f := &fetch{done: make(chan struct{})}
 	c.inflight[k] = f
 	c.mu.Unlock()
+	c.misses.Add(1)
 	f.frame, f.err = load()
 	c.mu.Lock()
 	delete(c.inflight, k)
@@ -70,6 +78,19 @@ func (c *blockCache) get(ctx context.Context, k blockKey, load func() (domain.Fr
 	c.mu.Unlock()
 	close(f.done)
 	return f.frame, f.err
+}
+
+// CacheStats describes the block cache (engine doc: the read path).
+type CacheStats struct {
+	Bytes        int
+	Hits, Misses int64
+}
+
+func (c *blockCache) stats() CacheStats {
+	c.mu.Lock()
+	size := c.size
+	c.mu.Unlock()
+	return CacheStats{Bytes: size, Hits: c.hits.Load(), Misses: c.misses.Load()}
 }
 
 // has reports whether k is cached or being fetched.

@@ -93,6 +93,9 @@ func (e *Engine) Local() []uint64 {
 	return ids
 }
 
+// BlockCache reads the block cache's size and hit counts.
+func (e *Engine) BlockCache() CacheStats { return e.blocks.stats() }
+
 // LocalCount is how many streams this process writes.
 func (e *Engine) LocalCount() int {
 	e.mu.Lock()

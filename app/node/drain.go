@@ -291,7 +291,7 @@ func (n *Node) moveOff(ctx context.Context, from domain.NodeID, id uint64) error
 			return fmt.Errorf("%w: stream %s stays on node %d", ErrNoPlacement, st.Name, from)
 		}
 	}
-	err := n.streams.Transfer(ctx, st.Name, to)
+	err := n.countTransfer(n.streams.Transfer(ctx, st.Name, to))
 	if errors.Is(err, ports.ErrStreamNotFound) || errors.Is(err, ports.ErrStreamGone) {
 		return errGone
 	}

@@ -94,19 +94,22 @@ var ErrNotReady = errors.New("node: not ready")
 
 // Node is a running node.
 type Node struct {
-	cfg      Config
-	plane    *meta.Plane
-	lease    *meta.LeaseKeeper
-	wal      *wal.WAL
-	engine   *engine.Engine
-	streams  *streams.Service
-	subs     *subscriptions.Service
-	auth     *auth.Service
-	draining atomic.Bool
-	drains   drains
-	runCtx   context.Context // ends as Close stops background work
-	stop     context.CancelFunc
-	wg       sync.WaitGroup
+	cfg Config
+	// transfers counts the transfers asked of this node (Transfer) by
+	// outcome: [0] recorded, [1] refused or failed.
+	transfers [2]atomic.Int64
+	plane     *meta.Plane
+	lease     *meta.LeaseKeeper
+	wal       *wal.WAL
+	engine    *engine.Engine
+	streams   *streams.Service
+	subs      *subscriptions.Service
+	auth      *auth.Service
+	draining  atomic.Bool
+	drains    drains
+	runCtx    context.Context // ends as Close stops background work
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
 
 	fenced     chan struct{} // closed once this process is fenced
 	fencedOnce sync.Once
@@ -278,7 +281,17 @@ func (n *Node) Transfer(ctx context.Context, name string, to domain.NodeID) erro
 	if n.streams == nil {
 		return ports.Errorf(ports.ErrUnavailable, "this node has no object store")
 	}
-	return n.streams.Transfer(ctx, name, to)
+	return n.countTransfer(n.streams.Transfer(ctx, name, to))
+}
+
+// countTransfer counts a transfer's outcome for Stats and returns err.
+func (n *Node) countTransfer(err error) error {
+	outcome := 0
+	if err != nil {
+		outcome = 1
+	}
+	n.transfers[outcome].Add(1)
+	return err
 }
 
 // Subscriptions returns the subscription service the Durable Streams
@@ -367,9 +380,13 @@ type Stats struct {
 	WALPutTime     time.Duration // the time those PUTs took, retries included
 	StreamsWritten int           // streams this process writes
 	WALBuffered    int           // bytes appended and not yet durable in the WAL
-	Streams        int           // streams in the cluster
-	AppliedIndex   uint64        // the metadata log row applied last
-	LeaseHeld      bool          // this process holds the maintenance lease
+	BlockCache     engine.CacheStats
+	// TransfersOK and TransfersFailed count the transfers asked of this
+	// node (by an operator or its own drain) by outcome.
+	TransfersOK, TransfersFailed int64
+	Streams                      int    // streams in the cluster
+	AppliedIndex                 uint64 // the metadata log row applied last
+	LeaseHeld                    bool   // this process holds the maintenance lease
 	// BeatFailing: this process's last heartbeat was not recorded.
 	BeatFailing bool
 	// ReadingsUnusable: its last reading of the heartbeats did not count,
@@ -387,13 +404,14 @@ func (n *Node) Stats() Stats {
 	_, held := n.LeaseHolder()
 	s := Stats{Streams: v.StreamCount(), AppliedIndex: v.Index, LeaseHeld: held,
 		BeatFailing: n.failover.beatFailing.Load(), ReadingsUnusable: n.failover.readingsUnusable.Load(),
-		NodesFenced: n.failover.fenced.Load()}
+		NodesFenced: n.failover.fenced.Load(), TransfersOK: n.transfers[0].Load(), TransfersFailed: n.transfers[1].Load()}
 	if n.wal != nil {
 		w := n.wal.Stats()
 		s.WALPuts, s.WALSubmissions, s.WALPutTime, s.WALBuffered = w.Puts, w.Submissions, w.PutTime, w.Buffered
 	}
 	if n.engine != nil {
 		s.StreamsWritten, s.DeadWALTakeovers = n.engine.LocalCount(), n.engine.DeadWALTakeovers()
+		s.BlockCache = n.engine.BlockCache()
 	}
 	return s
 }

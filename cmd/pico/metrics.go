@@ -35,9 +35,10 @@ func oneIf(b bool) float64 {
 // statsCollector exposes the node's gauges and counters that have labels
 // or new names, reading Stats once per scrape.
 type statsCollector struct {
-	n                       *node.Node
-	owned, unflushed, ready *prometheus.Desc
-	fenced                  *prometheus.Desc
+	n                         *node.Node
+	owned, unflushed, ready   *prometheus.Desc
+	fenced, transfers         *prometheus.Desc
+	cacheBytes, cacheRequests *prometheus.Desc
 }
 
 func nodeCollectors(n *node.Node) []prometheus.Collector {
@@ -47,6 +48,9 @@ func nodeCollectors(n *node.Node) []prometheus.Collector {
 		ready:     prometheus.NewDesc("pico_ready", "1 while /ready answers 200.", nil, nil),
 		fenced: prometheus.NewDesc("pico_fenced_total", "Fences this process brought about, by kind: node (a silent node fenced), stream (a gone process's stream taken over).",
 			[]string{"kind"}, nil),
+		transfers:     prometheus.NewDesc("pico_stream_transfers_total", "Transfers asked of this process (an operator's or its own drain), by result: ok (recorded) or failed.", []string{"result"}, nil),
+		cacheBytes:    prometheus.NewDesc("pico_cache_bytes", "Bytes held by a read cache.", []string{"cache"}, nil),
+		cacheRequests: prometheus.NewDesc("pico_cache_requests_total", "Lookups in a read cache, by result: hit (no fetch of its own) or miss (one object-store GET).", []string{"cache", "result"}, nil),
 	}}
 }
 
@@ -55,6 +59,9 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.unflushed
 	ch <- c.ready
 	ch <- c.fenced
+	ch <- c.transfers
+	ch <- c.cacheBytes
+	ch <- c.cacheRequests
 }
 
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -64,4 +71,9 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, oneIf(c.n.Ready() == nil))
 	ch <- prometheus.MustNewConstMetric(c.fenced, prometheus.CounterValue, float64(s.NodesFenced), "node")
 	ch <- prometheus.MustNewConstMetric(c.fenced, prometheus.CounterValue, float64(s.DeadWALTakeovers), "stream")
+	ch <- prometheus.MustNewConstMetric(c.transfers, prometheus.CounterValue, float64(s.TransfersOK), "ok")
+	ch <- prometheus.MustNewConstMetric(c.transfers, prometheus.CounterValue, float64(s.TransfersFailed), "failed")
+	ch <- prometheus.MustNewConstMetric(c.cacheBytes, prometheus.GaugeValue, float64(s.BlockCache.Bytes), "block")
+	ch <- prometheus.MustNewConstMetric(c.cacheRequests, prometheus.CounterValue, float64(s.BlockCache.Hits), "block", "hit")
+	ch <- prometheus.MustNewConstMetric(c.cacheRequests, prometheus.CounterValue, float64(s.BlockCache.Misses), "block", "miss")
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/picomq/pico/app/meta"
@@ -84,6 +85,7 @@ type Engine struct {
 	// the same predecessors. Under mu.
 	recovering map[uint64]pendingRecovery
 	deadWALs   deadWALPasses // the dead-WAL passes' memory
+	destroyed  atomic.Int64  // objects CollectGarbage destroyed
 	opens      flights
 	// fenced holds what was read from fenced predecessors' WALs, so taking
 	// over many streams of one dead process fences and reads its WAL once,

@@ -36,8 +36,13 @@ func (e *Engine) CollectGarbage(ctx context.Context) (int, error) {
 	if err != nil || !r.OK() {
 		return 0, fmt.Errorf("engine: destroy objects: %v %v", r, err)
 	}
+	e.destroyed.Add(int64(r.Value))
 	return int(r.Value), nil
 }
+
+// Destroyed counts the objects this process's garbage collection
+// destroyed.
+func (e *Engine) Destroyed() int64 { return e.destroyed.Load() }
 
 // ExpireReservations marks object ids reserved longer ago than their TTL
 // as garbage: an upload that crashed after its PUT left bytes behind. It

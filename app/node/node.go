@@ -384,9 +384,13 @@ type Stats struct {
 	// TransfersOK and TransfersFailed count the transfers asked of this
 	// node (by an operator or its own drain) by outcome.
 	TransfersOK, TransfersFailed int64
-	Streams                      int    // streams in the cluster
-	AppliedIndex                 uint64 // the metadata log row applied last
-	LeaseHeld                    bool   // this process holds the maintenance lease
+	// GarbagePending is the objects marked as garbage cluster-wide;
+	// GarbageDestroyed those this process's collection destroyed.
+	GarbagePending   int
+	GarbageDestroyed int64
+	Streams          int    // streams in the cluster
+	AppliedIndex     uint64 // the metadata log row applied last
+	LeaseHeld        bool   // this process holds the maintenance lease
 	// BeatFailing: this process's last heartbeat was not recorded.
 	BeatFailing bool
 	// ReadingsUnusable: its last reading of the heartbeats did not count,
@@ -402,7 +406,7 @@ type Stats struct {
 func (n *Node) Stats() Stats {
 	v := n.plane.View()
 	_, held := n.LeaseHolder()
-	s := Stats{Streams: v.StreamCount(), AppliedIndex: v.Index, LeaseHeld: held,
+	s := Stats{Streams: v.StreamCount(), AppliedIndex: v.Index, LeaseHeld: held, GarbagePending: v.GarbageCount(),
 		BeatFailing: n.failover.beatFailing.Load(), ReadingsUnusable: n.failover.readingsUnusable.Load(),
 		NodesFenced: n.failover.fenced.Load(), TransfersOK: n.transfers[0].Load(), TransfersFailed: n.transfers[1].Load()}
 	if n.wal != nil {
@@ -412,6 +416,7 @@ func (n *Node) Stats() Stats {
 	if n.engine != nil {
 		s.StreamsWritten, s.DeadWALTakeovers = n.engine.LocalCount(), n.engine.DeadWALTakeovers()
 		s.BlockCache = n.engine.BlockCache()
+		s.GarbageDestroyed = n.engine.Destroyed()
 	}
 	return s
 }

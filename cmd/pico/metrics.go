@@ -39,6 +39,7 @@ type statsCollector struct {
 	owned, unflushed, ready   *prometheus.Desc
 	fenced, transfers         *prometheus.Desc
 	cacheBytes, cacheRequests *prometheus.Desc
+	gcPending, gcDeleted      *prometheus.Desc
 }
 
 func nodeCollectors(n *node.Node) []prometheus.Collector {
@@ -50,6 +51,8 @@ func nodeCollectors(n *node.Node) []prometheus.Collector {
 			[]string{"kind"}, nil),
 		transfers:     prometheus.NewDesc("pico_stream_transfers_total", "Transfers asked of this process (an operator's or its own drain), by result: ok (recorded) or failed.", []string{"result"}, nil),
 		cacheBytes:    prometheus.NewDesc("pico_cache_bytes", "Bytes held by a read cache.", []string{"cache"}, nil),
+		gcPending:     prometheus.NewDesc("pico_gc_pending_objects", "Objects marked as garbage in the cluster, bytes not yet deleted.", nil, nil),
+		gcDeleted:     prometheus.NewDesc("pico_gc_deleted_objects_total", "Objects this process's garbage collection (as lease holder) deleted.", nil, nil),
 		cacheRequests: prometheus.NewDesc("pico_cache_requests_total", "Lookups in a read cache, by result: hit (no fetch of its own) or miss (one object-store GET).", []string{"cache", "result"}, nil),
 	}}
 }
@@ -62,6 +65,8 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.transfers
 	ch <- c.cacheBytes
 	ch <- c.cacheRequests
+	ch <- c.gcPending
+	ch <- c.gcDeleted
 }
 
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -76,4 +81,6 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.cacheBytes, prometheus.GaugeValue, float64(s.BlockCache.Bytes), "block")
 	ch <- prometheus.MustNewConstMetric(c.cacheRequests, prometheus.CounterValue, float64(s.BlockCache.Hits), "block", "hit")
 	ch <- prometheus.MustNewConstMetric(c.cacheRequests, prometheus.CounterValue, float64(s.BlockCache.Misses), "block", "miss")
+	ch <- prometheus.MustNewConstMetric(c.gcPending, prometheus.GaugeValue, float64(s.GarbagePending))
+	ch <- prometheus.MustNewConstMetric(c.gcDeleted, prometheus.CounterValue, float64(s.GarbageDestroyed))
 }

@@ -25,10 +25,11 @@ import (
 var wantSeries = map[dto.MetricType]string{
 	dto.MetricType_COUNTER: `pico_http_requests_total{code,op,protocol} pico_append_records_total pico_append_bytes_total
 		pico_producer_rejections_total{reason} pico_wal_puts_total pico_object_store_requests_total{op,result}
-		pico_fenced_total{kind} pico_stream_transfers_total{result} pico_cache_requests_total{cache,result}`,
+		pico_fenced_total{kind} pico_stream_transfers_total{result} pico_cache_requests_total{cache,result}
+		pico_gc_deleted_objects_total`,
 	dto.MetricType_GAUGE: `pico_build_info{go_version,version} pico_live_readers{mode} pico_http_open_connections
 		pico_wal_unflushed_bytes pico_meta_applied_index pico_streams_owned pico_lease_held pico_ready
-		pico_cache_bytes{cache} process_open_fds process_max_fds`,
+		pico_cache_bytes{cache} pico_gc_pending_objects process_open_fds process_max_fds`,
 	dto.MetricType_HISTOGRAM: `pico_http_request_duration_seconds{op,protocol} pico_append_batch_records
 		pico_append_ack_latency_seconds pico_wal_upload_duration_seconds pico_wal_upload_bytes
 		pico_object_store_request_duration_seconds{op} pico_meta_propose_duration_seconds`,

@@ -101,14 +101,15 @@ func (m *Metrics) Handler(p Protocol, h http.Handler) http.Handler {
 		sw := writers.Get().(*statusWriter)
 		sw.ResponseWriter, sw.status = w, 0
 		defer func() {
-			// A handler that panics is answered 500 by net/http.
+			// net/http answers a handler that panics with 500 (or drops
+			// the connection).
 			status := sw.status
 			if status == 0 {
 				status = http.StatusOK
 			}
-			if recover := recover(); recover != nil {
+			if p := recover(); p != nil {
 				status = http.StatusInternalServerError
-				defer panic(recover)
+				defer panic(p) // after counting: net/http still sees it
 			}
 			sw.ResponseWriter = nil
 			writers.Put(sw)

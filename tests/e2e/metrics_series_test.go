@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
@@ -36,13 +37,19 @@ var wantSeries = map[dto.MetricType]string{
 }
 
 // TestMetricsSeriesAfterLoad: after creates, appends, reads, a long-poll,
-// a producer gap and a miss, /metrics exposes every series an operator
+// a producer gap and a miss on Pico, and a create, an append and an SSE
+// read on Durable Streams (counted live while it lasts), /metrics exposes every series an operator
 // needs, with the right types and labels, counts at least what was sent,
 // names no stream in any label, and passes the Prometheus lint; the
 // shipped dashboard and alert rules name only series it exposes.
 func TestMetricsSeriesAfterLoad(t *testing.T) {
-	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
+	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
 	names := []string{"/metrics-load/orders", "/metrics-load/chat-42", "/metrics-load/device-7"}
+	ds := dsURL(t, n) + "/metrics-load/ds"
+	send(t, "PUT", ds, hdr("Content-Type", "text/plain"), nil).wantStatus(t, 201)
+	send(t, "POST", ds, hdr("Content-Type", "text/plain"), []byte("ds record")).wantStatus(t, 204)
+	sse := sendAsync("GET", ds+"?offset=-1&live=sse", nil, nil) // lasts --sse-max-duration-sec
+	waitForLiveReader(t, n.AdminURL+"/metrics", "sse")
 	const appendsPer = 4
 	for _, name := range names {
 		mustCreate(t, n.URL+name, "text/plain")
@@ -60,6 +67,7 @@ func TestMetricsSeriesAfterLoad(t *testing.T) {
 		t.Fatalf("a producer's first append at seq 7: status %d, want a refusal", gap.status)
 	}
 
+	<-sse
 	body := scrape(t, n.AdminURL+"/metrics")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
@@ -104,7 +112,13 @@ func TestMetricsSeriesAfterLoad(t *testing.T) {
 		t.Error("live reads are timed: their wait would skew the request latency")
 	}
 	atLeast("admin metrics scrapes", sample(families, "pico_http_requests_total", map[string]string{"protocol": "admin", "op": "metrics"}), 0)
-	atLeast("append records", sample(families, "pico_append_records_total", nil), float64(sent))
+	ds2xx := func(op string) float64 {
+		return sample(families, "pico_http_requests_total", map[string]string{"protocol": "ds", "op": op, "code": "2xx"})
+	}
+	atLeast("ds create 2xx", ds2xx("create"), 1)
+	atLeast("ds append 2xx", ds2xx("append"), 1)
+	atLeast("ds live_read 2xx", ds2xx("live_read"), 1)
+	atLeast("append records", sample(families, "pico_append_records_total", nil), float64(sent+1))
 	atLeast("append bytes", sample(families, "pico_append_bytes_total", nil), float64(sent*len("record 0")))
 	atLeast("append acks", histCount(families, "pico_append_ack_latency_seconds", nil), float64(sent))
 	atLeast("records per append", histCount(families, "pico_append_batch_records", nil), float64(sent))
@@ -225,6 +239,23 @@ func checkDeployFiles(t *testing.T, families map[string]*dto.MetricFamily) {
 			}
 		}
 	}
+}
+
+// waitForLiveReader scrapes url until pico_live_readers{mode} is 1.
+func waitForLiveReader(t *testing.T, url, mode string) {
+	t.Helper()
+	for range 100 {
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(bytes.NewReader(scrape(t, url)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sample(families, "pico_live_readers", map[string]string{"mode": mode}) == 1 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("pico_live_readers{mode=%q} never reached 1 during a live read", mode)
 }
 
 func scrape(t *testing.T, url string) []byte {

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/picomq/pico/adapters/internal/server/authgate"
 	"github.com/picomq/pico/adapters/internal/wire/adminwire"
 	"github.com/picomq/pico/domain"
@@ -60,7 +58,7 @@ func TestEveryRouteHasAnOperation(t *testing.T) {
 			t.Errorf("%s is a stream operation (%s); the admin listener serves none", key, rt.auth.Op)
 		}
 	}
-	e := New(&stubNode{}, testOpenAPI).(*echo.Echo)
+	e := newEcho(&stubNode{}, testOpenAPI)
 	registered := map[string]bool{}
 	for _, r := range e.Routes() {
 		key := r.Method + " " + r.Path

@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/reqlog"
 	"github.com/picomq/pico/adapters/internal/wire/adminwire"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -78,6 +80,15 @@ type AuthNode interface {
 // /openapi.yaml: the stream protocol's description. An AuthNode's
 // authorizer decides every request but the public routes.
 func New(n Node, openAPI []byte) http.Handler {
+	var logger *slog.Logger
+	if ln, ok := n.(LoggedNode); ok {
+		logger = ln.Logger()
+	}
+	return reqlog.Wrap(newEcho(n, openAPI), logger, "unmatched")
+}
+
+// newEcho is the admin routes on echo, without the request log.
+func newEcho(n Node, openAPI []byte) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = renderError
@@ -86,10 +97,28 @@ func New(n Node, openAPI []byte) http.Handler {
 	if an, ok := n.(AuthNode); ok {
 		h.tokenAdmin, gate = an.Tokens(), authgate.New(an.Auth(), domain.AudienceAdmin)
 	}
+	e.Use(nameRoute)
 	for _, rt := range routes(h, openAPI) {
 		e.Add(rt.method, rt.path, rt.serve, admit(gate, rt.auth))
 	}
 	return e
+}
+
+// LoggedNode is a Node with a logger for the request log; another Node's
+// requests go to slog.Default().
+type LoggedNode interface {
+	Node
+	Logger() *slog.Logger
+}
+
+// nameRoute gives the request log the route template echo matched.
+func nameRoute(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if p := c.Path(); p != "" {
+			reqlog.SetRoute(c.Request().Context(), p)
+		}
+		return next(c)
+	}
 }
 
 // route is one admin route and the one operation it is.

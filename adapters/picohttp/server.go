@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/reqlog"
 	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/domain"
@@ -100,7 +101,8 @@ func newServer(cfg Config) *server {
 }
 
 func (s *server) handler() http.Handler {
-	return streamroute.NewHandler(streamroute.Gated(s.gate, route, preflight, s.serve), commonHeaders, s.renderError)
+	h := streamroute.NewHandler(streamroute.Gated(s.gate, route, preflight, s.serve), commonHeaders, s.renderError)
+	return reqlog.Wrap(h, s.log, reqlog.StreamRoute)
 }
 
 // serve serves a request the gate admitted.

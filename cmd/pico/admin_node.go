@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -16,10 +17,14 @@ import (
 type adminNode struct {
 	*node.Node
 	gatherer prometheus.Gatherer // the series beside the node's (adminhttp.Gatherer)
+	logger   *slog.Logger
 }
 
 // Gatherer serves the request, append and store series on /metrics.
 func (a adminNode) Gatherer() prometheus.Gatherer { return a.gatherer }
+
+// Logger is the request log's logger.
+func (a adminNode) Logger() *slog.Logger { return a.logger }
 
 // SetSlots names the node's refusals with the listener's errors.
 func (a adminNode) SetSlots(ctx context.Context, id domain.NodeID, slots uint32) error {

@@ -99,7 +99,7 @@ func listenAdmin(addr string, n *node.Node, metrics *prommetrics.Metrics, logger
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
-	h := adminhttp.New(adminNode{n, metrics.Registry()}, picohttp.OpenAPI)
+	h := adminhttp.New(adminNode{n, metrics.Registry(), logger}, picohttp.OpenAPI)
 	srv := &http.Server{Handler: metrics.Handler(prommetrics.ProtocolAdmin, h), ReadHeaderTimeout: 10 * time.Second}
 	go serveOn(srv, ln, "admin", logger)
 	return srv, "http://" + ln.Addr().String(), nil

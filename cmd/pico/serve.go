@@ -45,6 +45,7 @@ type serveFlags struct {
 	drainSecGiven    bool
 	shutdownTransfer optionalBool
 	logLevel         string
+	logFormat        string
 	clusterID        string
 	protocol         string
 	routing          string
@@ -82,7 +83,8 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Float64Var(&f.appendSec, "append-timeout-sec", 10, "answer 503 to an append not durable within this long (the object store failing); it may still be written")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, fmt.Sprintf("on SIGTERM/SIGINT, report not-ready for this long before closing; with --shutdown-transfer the most its transfers may take (%d unless given)", int(defaultTransferDeadline.Seconds())))
 	fs.Var(&f.shutdownTransfer, "shutdown-transfer", "on SIGTERM/SIGINT, move this node's streams to the other nodes first (within --shutdown-drain-sec), still serving them meanwhile; auto: on unless --meta-url is SQLite (one node)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error; debug adds a line per request")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text (key=value lines) or json (one object a line)")
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
 	fs.StringVar(&f.protocol, "protocol", "pico", "wire protocol of --listen: pico or ds (Durable Streams)")
 	fs.StringVar(&f.dsListen, "ds-listen", "", "also serve Durable Streams on this address, beside --listen")
@@ -187,7 +189,7 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	logger, err := newLogger(f.logLevel)
+	logger, err := newLogger(f.logLevel, f.logFormat)
 	if err != nil {
 		return err
 	}
@@ -281,12 +283,22 @@ func openMetaLog(ctx context.Context, url string) (log *sqllog.Log, release func
 	return log, release, nil
 }
 
-func newLogger(level string) (*slog.Logger, error) {
+func newLogger(level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler
+	switch format {
+	case "text":
+		h = slog.NewTextHandler(os.Stderr, opts)
+	case "json":
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	default:
+		return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	}
+	logger := slog.New(h)
 	slog.SetDefault(logger)
 	return logger, nil
 }

@@ -72,6 +72,7 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 	defer upload.Stop()
 	defer maintain.Stop()
 	defer e.deadWALs.passes.Wait()
+	uploadFailing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -83,10 +84,24 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 		case <-upload.C:
 		case <-e.kick:
 		}
-		if _, err := e.Upload(ctx); err != nil && ctx.Err() == nil {
-			e.cfg.Logger.Warn("upload to data objects failed", "err", err)
-		}
+		_, err := e.Upload(ctx)
+		uploadFailing = e.logUpload(ctx, uploadFailing, err)
 	}
+}
+
+// logUpload logs a change of the periodic upload's state, not every
+// failed round while the object store is down, and says whether it fails.
+func (e *Engine) logUpload(ctx context.Context, failing bool, err error) bool {
+	switch {
+	case ctx.Err() != nil:
+	case err != nil && !failing:
+		e.cfg.Logger.Warn("upload to data objects failing; retried every round", "err", err)
+	case err != nil:
+		e.cfg.Logger.Debug("upload to data objects failed", "err", err)
+	case failing:
+		e.cfg.Logger.Info("upload to data objects succeeds again")
+	}
+	return err != nil && ctx.Err() == nil
 }
 
 // maintain runs the lease holder's chores: reservation expiry, garbage

@@ -202,7 +202,7 @@ func (p *Plane) deliver(ctx context.Context) {
 // the row back, so a command is never written twice.
 func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uint64, error) {
 	deadline := time.Now().Add(p.cfg.AppendTimeout)
-	backoff := 5 * time.Millisecond
+	backoff := firstAppendBackoff
 	idx := max(next, p.Applied()+1)
 	// The wait is registered before the insert (the tailer may apply the
 	// row at once) and kept while the append is retried at the same index:
@@ -244,7 +244,7 @@ func (p *Plane) appendRow(ctx context.Context, payload []byte, next uint64) (uin
 		case time.Now().After(deadline):
 			err = fmt.Errorf("%w: %v", ErrUnavailable, err)
 		default:
-			p.logger.Warn("metadata append failed, retrying", "index", idx, "err", err, "backoff", backoff)
+			p.logRetry(backoff == firstAppendBackoff, err, idx, backoff)
 			time.Sleep(backoff)
 			backoff = min(backoff*2, 500*time.Millisecond)
 			err = p.Health()
@@ -326,4 +326,18 @@ func (p *Plane) failQueued(err error) {
 			return
 		}
 	}
+}
+
+// firstAppendBackoff is the first retry delay of a row's append.
+const firstAppendBackoff = 5 * time.Millisecond
+
+// logRetry warns at a row's first failed append and logs its later
+// retries at debug: while the database is down, one line per row given
+// up on (AppendTimeout), not one per retry.
+func (p *Plane) logRetry(first bool, err error, idx uint64, backoff time.Duration) {
+	if first {
+		p.logger.Warn("metadata append failing, retrying", "index", idx, "err", err)
+		return
+	}
+	p.logger.Debug("metadata append failed, retrying", "index", idx, "err", err, "backoff", backoff)
 }

@@ -36,17 +36,20 @@ func (t *tailer) run(ctx context.Context) {
 	poll := t.p.cfg.PollInterval
 	timer := time.NewTimer(poll)
 	defer timer.Stop()
-	backoff := 10 * time.Millisecond
+	backoff := firstBackoff
 	for ctx.Err() == nil {
 		n, err := t.step(ctx)
 		switch {
 		case errors.Is(err, ErrHalted):
 			return
 		case err != nil && ctx.Err() == nil:
-			t.p.logger.Warn("metadata tail failed, retrying", "err", err, "backoff", backoff)
+			t.logFailure(backoff == firstBackoff, err, backoff)
 			n, backoff = 0, min(backoff*2, time.Second)
 		case err == nil:
-			backoff = 10 * time.Millisecond
+			if backoff != firstBackoff {
+				t.p.logger.Info("metadata tail reads the log again")
+			}
+			backoff = firstBackoff
 		}
 		if n > 0 && err == nil {
 			poll = t.p.cfg.PollInterval
@@ -72,6 +75,20 @@ func (t *tailer) run(ctx context.Context) {
 // maxPollFactor bounds an idle tailer's poll interval, in poll intervals
 // (1 s by default).
 const maxPollFactor = 20
+
+// firstBackoff is the tail's first retry delay; a longer one means the
+// last read failed.
+const firstBackoff = 10 * time.Millisecond
+
+// logFailure warns when the tail starts failing and logs the retries
+// after that at debug, so a database outage is one line, not one a retry.
+func (t *tailer) logFailure(first bool, err error, backoff time.Duration) {
+	if first {
+		t.p.logger.Warn("metadata tail failing, retrying until it reads the log", "err", err)
+		return
+	}
+	t.p.logger.Debug("metadata tail failed, retrying", "err", err, "backoff", backoff)
+}
 
 func (t *tailer) subscribe(ctx context.Context) <-chan struct{} {
 	n, ok := t.p.log.(ports.LogNotifier)

@@ -426,21 +426,38 @@ func (w *WAL) put(key string, body []byte) error {
 		err := w.tryPut(key, body)
 		if err == nil || errors.Is(err, ErrFenced) {
 			if err == nil {
-				w.failingSince.Store(0)
+				w.logRecovery()
 			}
 			return err
 		}
-		w.failingSince.CompareAndSwap(0, time.Now().UnixNano())
+		first := w.failingSince.CompareAndSwap(0, time.Now().UnixNano())
 		if w.cfg.RetryFor > 0 && time.Since(start) > w.cfg.RetryFor {
 			return fmt.Errorf("%w: upload %s: %w", ErrFailed, key, err)
 		}
-		w.cfg.Logger.Warn("WAL upload failed, retrying", "key", key, "err", err, "backoff", backoff)
+		w.logRetry(first, key, err, backoff)
 		select {
 		case <-time.After(backoff):
 		case <-w.abandon.Done():
 			return fmt.Errorf("%w before %s was stored: %w", ErrClosed, key, err)
 		}
 		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// logRetry warns once when uploads start failing, not on every retry
+// while the object store is down (those go to debug).
+func (w *WAL) logRetry(first bool, key string, err error, backoff time.Duration) {
+	if first {
+		w.cfg.Logger.Warn("WAL uploads failing, retrying until they succeed", "key", key, "err", err)
+		return
+	}
+	w.cfg.Logger.Debug("WAL upload failed, retrying", "key", key, "err", err, "backoff", backoff)
+}
+
+// logRecovery says once that uploads succeed again after failing.
+func (w *WAL) logRecovery() {
+	if since := w.failingSince.Swap(0); since != 0 {
+		w.cfg.Logger.Info("WAL uploads succeed again", "failed_for", time.Since(time.Unix(0, since)).Round(time.Millisecond))
 	}
 }
 

@@ -163,7 +163,7 @@ func TestAdminShowsTheClusterNodesAndStreams(t *testing.T) {
 	if r := pico(t, "", "admin", "stream", "/f", "--admin-endpoint", url); !strings.Contains(r.stdout, "fork of       /orders/eu at 0\n") {
 		t.Fatalf("admin stream /f: %+v", r)
 	}
-	pico(t, "", "admin", "stream", "/nope", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: no such stream: /nope\n")
+	pico(t, "", "admin", "stream", "/nope", "--admin-endpoint", url).want(t, 3, "", "pico: 404 Not Found: no such stream: /nope\n")
 }
 
 func TestAdminJSONIsTheListenersJSON(t *testing.T) {
@@ -197,9 +197,9 @@ func TestAdminSetSlots(t *testing.T) {
 	if f.slots(2) != 0 {
 		t.Fatal("node 2's slots did not change")
 	}
-	pico(t, "", "admin", "set-slots", "3", "--slots", "1", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: node 3 is not registered\n")
+	pico(t, "", "admin", "set-slots", "3", "--slots", "1", "--admin-endpoint", url).want(t, 3, "", "pico: 404 Not Found: node 3 is not registered\n")
 	f.noProcess = 2
-	pico(t, "", "admin", "set-slots", "2", "--slots", "1", "--admin-endpoint", url).want(t, 1, "",
+	pico(t, "", "admin", "set-slots", "2", "--slots", "1", "--admin-endpoint", url).want(t, 4, "",
 		"pico: 409 Conflict: no process runs the node's registration: node 2 has no heartbeat\n")
 	for _, args := range [][]string{
 		{"admin", "set-slots", "2"},                       // no --slots
@@ -229,7 +229,7 @@ func TestAdminTransfer(t *testing.T) {
 	if st, _ := v.StreamByName("/orders/eu"); st.TransferTo != 2 {
 		t.Fatalf("stream after the transfer: %+v", *st)
 	}
-	pico(t, "", "admin", "transfer", "/nope", "--to-node", "2", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: no such stream: /nope\n")
+	pico(t, "", "admin", "transfer", "/nope", "--to-node", "2", "--admin-endpoint", url).want(t, 3, "", "pico: 404 Not Found: no such stream: /nope\n")
 	pico(t, "", "admin", "transfer", "/f", "--to-node", "3", "--admin-endpoint", url).want(t, 1, "",
 		"pico: 400 Bad Request: cannot transfer /f: transfer target node 3 is not registered with slots\n")
 	defer func(limit time.Duration) { transferWaitLimit = limit }(transferWaitLimit)
@@ -325,9 +325,9 @@ func TestAdminDrain(t *testing.T) {
 		t.Fatalf("admin --json drain: %+v (%v)", r, err)
 	}
 	// Node 2, home to both streams now, is the only node with slots left.
-	pico(t, "", "admin", "drain", "2", "--admin-endpoint", url).want(t, 1, "",
+	pico(t, "", "admin", "drain", "2", "--admin-endpoint", url).want(t, 4, "",
 		"pico: 409 Conflict: no other node takes new streams: node 2 keeps its streams\n")
-	pico(t, "", "admin", "drain", "3", "--admin-endpoint", url).want(t, 1, "", "pico: 404 Not Found: node 3 is not registered\n")
+	pico(t, "", "admin", "drain", "3", "--admin-endpoint", url).want(t, 3, "", "pico: 404 Not Found: node 3 is not registered\n")
 	for _, args := range [][]string{
 		{"admin", "drain"},                        // no node
 		{"admin", "drain", "x"},                   // not a node id

@@ -272,8 +272,8 @@ func TestAdminTokensIssueReportsTheListenersRefusal(t *testing.T) {
 	isolate(t)
 	_, url := newFakeTokens(t)
 	t.Setenv("PICO_ADMIN_ENDPOINT", url)
-	pico(t, "", "admin", "tokens", "issue", "taken", "--prefix", "/p/", "--read").want(t, 1, "", "pico: 409 Conflict: token id taken is taken\n")
-	pico(t, "", "admin", "tokens", "issue", "wide", "--prefix", "", "--read").want(t, 1, "",
+	pico(t, "", "admin", "tokens", "issue", "taken", "--prefix", "/p/", "--read").want(t, 4, "", "pico: 409 Conflict: token id taken is taken\n")
+	pico(t, "", "admin", "tokens", "issue", "wide", "--prefix", "", "--read").want(t, 5, "",
 		"pico: 403 Forbidden: its stream matchers reach beyond the issuer's\n")
 }
 
@@ -285,7 +285,7 @@ func TestAdminTokensRevokeDeletesTheEscapedID(t *testing.T) {
 	if got := f.last(t); got.method != http.MethodDelete || got.uri != "/admin/tokens/svc%2Fingest" || got.authorization != "Bearer "+root || got.body != "" {
 		t.Fatalf("the listener saw %+v", got)
 	}
-	pico(t, "", "admin", "tokens", "revoke", "nope", "--admin-endpoint", url, "--token", root).want(t, 1, "", "pico: 404 Not Found: no such token\n")
+	pico(t, "", "admin", "tokens", "revoke", "nope", "--admin-endpoint", url, "--token", root).want(t, 3, "", "pico: 404 Not Found: no such token\n")
 }
 
 func TestAdminSendsTheFlagThenPICO_TOKENThenTheStoredToken(t *testing.T) {
@@ -294,7 +294,7 @@ func TestAdminSendsTheFlagThenPICO_TOKENThenTheStoredToken(t *testing.T) {
 	t.Setenv("PICO_ADMIN_ENDPOINT", url)
 	flagToken, envToken, storedToken := wireToken("flag", 1), wireToken("env", 2), wireToken("stored", 3)
 	f.want = "Bearer " + storedToken
-	pico(t, "", "admin", "tokens", "revoke", "svc/ingest").want(t, 1, "",
+	pico(t, "", "admin", "tokens", "revoke", "svc/ingest").want(t, 5, "",
 		"pico: 401 Unauthorized: no valid credential\n"+
 			"pico: the server wants a valid token: --token, PICO_TOKEN or pico auth login (pico auth status checks one)\n")
 	if got := f.last(t).authorization; got != "" {

@@ -80,7 +80,7 @@ func (c *command) parse(args []string, min, max int) ([]string, error) {
 		err = fmt.Errorf("%s: wrong number of arguments", c.fs.Name())
 	}
 	if err != nil {
-		return nil, c.usageError(err.Error())
+		return nil, c.usageError(flagMistake(c.fs, err))
 	}
 	return positional, nil
 }

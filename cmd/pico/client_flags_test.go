@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -88,19 +89,57 @@ func TestUsageErrorsExit2AndHelpExits0(t *testing.T) {
 	isolate(t)
 	for _, args := range [][]string{nil, {"frobnicate"}, {"--nope", "head"}, {"head"}, {"head", "/a", "/b"},
 		{"head", "/s", "--from", "1"}, {"ls", "extra"}, {"tail", "/s", "-n", "-1"}, {"--endpoint", "x", "serve"}} {
-		if r := pico(t, "", args...); r.code != 2 || !strings.HasPrefix(r.stderr, "pico: ") || !strings.Contains(r.stderr, "usage: ") {
+		if r := pico(t, "", args...); r.code != 2 || !strings.HasPrefix(r.stderr, "pico: ") || r.stdout != "" {
 			t.Fatalf("%q: %+v", args, r)
 		}
 	}
 	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
-		if r := pico(t, "", args...); r.code != 0 || !strings.Contains(r.stderr, "append") || r.stdout != "" {
+		if r := pico(t, "", args...); r.code != 0 || !strings.Contains(r.stdout, "append") || r.stderr != "" {
 			t.Fatalf("%q: %+v", args, r)
 		}
 	}
 	for _, args := range [][]string{{"help", "read"}, {"read", "-h"}, {"read", "/s", "--help"}} {
-		if r := pico(t, "", args...); r.code != 0 || !strings.Contains(r.stderr, "--from") || !strings.Contains(r.stderr, "PICO_ENDPOINT") {
+		if r := pico(t, "", args...); r.code != 0 || !strings.Contains(r.stdout, "--from") || !strings.Contains(r.stdout, "PICO_ENDPOINT") {
 			t.Fatalf("%q: %+v", args, r)
 		}
+	}
+	if r := pico(t, "", "help", "serve"); r.code != 0 || !strings.Contains(r.stdout, "--listen") || !strings.Contains(r.stdout, "ID@") {
+		t.Fatalf("help serve: %+v", r)
+	}
+}
+
+// TestMistakesSuggestTheNearestName: an unknown command or flag is one
+// line naming the nearest one, and a pointer to the help, not the usage.
+func TestMistakesSuggestTheNearestName(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"craete", "/s"}, `pico: unknown command "craete" (did you mean create?)`},
+		{[]string{"--endpiont", "x", "ls"}, "pico: unknown flag --endpiont (did you mean --endpoint?)"},
+		{[]string{"create", "/s", "--ttll", "5"}, "pico: unknown flag --ttll (did you mean --ttl?)"},
+		{[]string{"create", "/s", "--zzzzzz"}, "pico: unknown flag --zzzzzz\n"},
+	} {
+		r := pico(t, "", tc.args...)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, tc.says) || strings.Contains(r.stderr, "commands:") {
+			t.Errorf("%q: %+v, want exit 2 and %q", tc.args, r, tc.says)
+		}
+	}
+}
+
+func TestExitCodesByStatus(t *testing.T) {
+	for status, want := range map[int]int{404: exitNotFound, 409: exitConflict, 412: exitConflict, 401: exitAuth, 403: exitAuth, 500: exitFailure, 503: exitFailure, 0: exitFailure} {
+		if got := exitCode(status); got != want {
+			t.Errorf("status %d: exit %d, want %d", status, got, want)
+		}
+	}
+}
+
+func TestVersionNamesTheGoVersion(t *testing.T) {
+	r := pico(t, "", "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "pico ") || !strings.Contains(r.stdout, runtime.Version()) {
+		t.Fatalf("version: %+v", r)
 	}
 }
 

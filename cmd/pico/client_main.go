@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,30 +17,34 @@ import (
 type verb func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 
 var verbs = map[string]verb{
-	"create": runCreate,
-	"append": runAppend,
-	"read":   runRead,
-	"tail":   runTail,
-	"head":   runHead,
-	"ls":     runList,
-	"trim":   runTrim,
-	"close":  runClose,
-	"delete": runDelete,
-	"config": runConfig,
-	"auth":   runAuth,
-	"admin":  runAdmin,
-	"bench":  runBench,
+	"create":  runCreate,
+	"append":  runAppend,
+	"read":    runRead,
+	"tail":    runTail,
+	"head":    runHead,
+	"ls":      runList,
+	"trim":    runTrim,
+	"close":   runClose,
+	"delete":  runDelete,
+	"config":  runConfig,
+	"auth":    runAuth,
+	"admin":   runAdmin,
+	"bench":   runBench,
+	"version": runVersion,
 }
 
 // runClient runs a client command line (without the program name) and
-// returns the exit code: 0 success, 1 failure, 2 bad usage.
+// returns the exit code (exitCode lists them).
 func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name, verbArgs, err := splitVerb(args)
 	if err == nil {
 		err = runVerb(ctx, name, verbArgs, stdin, stdout, stderr)
 	}
-	return report(ctx, err, stderr)
+	return report(ctx, name, err, stdout, stderr)
 }
+
+// seeHelp ends a usage error of the command line as a whole.
+const seeHelp = "run pico help for the commands and global flags\n"
 
 // splitVerb finds the verb after any leading global flags and hands those
 // flags to the verb, which parses globals wherever they appear.
@@ -52,7 +55,7 @@ func splitVerb(args []string) (string, []string, error) {
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return "help", nil, nil
 	} else if err != nil {
-		return "", nil, &usageError{msg: err.Error(), usage: usage}
+		return "", nil, &usageError{msg: flagMistake(fs, err), usage: seeHelp}
 	}
 	if fs.NArg() == 0 {
 		return "", nil, &usageError{msg: "no command given", usage: usage}
@@ -62,44 +65,34 @@ func splitVerb(args []string) (string, []string, error) {
 }
 
 func runVerb(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if name == "help" {
-		if len(args) > 0 && verbs[args[0]] != nil {
-			return runVerb(ctx, args[0], []string{"-h"}, stdin, stdout, stderr)
-		}
+	switch {
+	case name == "help" && len(args) > 0 && args[0] == "serve":
+		return &helpRequest{text: serveHelp()}
+	case name == "help" && len(args) > 0 && verbs[args[0]] != nil:
+		return runVerb(ctx, args[0], []string{"-h"}, stdin, stdout, stderr)
+	case name == "help":
 		return &helpRequest{text: usage}
-	}
-	if name == "serve" {
+	case name == "serve":
 		return &usageError{msg: "serve takes no global flags before it", usage: "usage: pico serve [flags]\n"}
 	}
 	run, ok := verbs[name]
 	if !ok {
-		return &usageError{msg: fmt.Sprintf("unknown command %q", name), usage: usage}
+		return unknownCommand(name)
 	}
 	return run(ctx, args, stdin, stdout, stderr)
 }
 
-// report prints err and maps it to the exit code.
-func report(ctx context.Context, err error, stderr io.Writer) int {
-	var help *helpRequest
-	var bad *usageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &help):
-		fmt.Fprint(stderr, help.text)
-		return 0
-	case errors.As(err, &bad):
-		fmt.Fprintf(stderr, "pico: %s\n%s", bad.msg, bad.usage)
-		return 2
-	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "pico: interrupted")
-		return 1
+// unknownCommand names the nearest command, if one is near.
+func unknownCommand(name string) error {
+	names := []string{"serve", "help"}
+	for v := range verbs {
+		names = append(names, v)
 	}
-	fmt.Fprintf(stderr, "pico: %v\n", err)
-	if httpStatus(err) == http.StatusUnauthorized {
-		fmt.Fprintln(stderr, "pico: the server wants a valid token: --token, PICO_TOKEN or pico auth login (pico auth status checks one)")
+	msg := fmt.Sprintf("unknown command %q", name)
+	if near := nearest(name, names); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", near)
 	}
-	return 1
+	return &usageError{msg: msg, usage: seeHelp}
 }
 
 // usageError is a command line that cannot run; it exits 2.
@@ -107,7 +100,7 @@ type usageError struct{ msg, usage string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// helpRequest is -h or help; its text goes to stderr and it exits 0.
+// helpRequest is -h or help; its text goes to stdout and it exits 0.
 type helpRequest struct{ text string }
 
 func (e *helpRequest) Error() string { return "help requested" }

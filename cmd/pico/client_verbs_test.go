@@ -54,7 +54,7 @@ func TestCreateReportsNewAndExistingStreams(t *testing.T) {
 	if s := f.streams["/s"]; s.ttl != 60 || s.contentType != "text/plain" {
 		t.Fatalf("stream %+v", s)
 	}
-	pico(t, "", "create", "/s", "--endpoint", url).want(t, 1, "",
+	pico(t, "", "create", "/s", "--endpoint", url).want(t, 4, "",
 		"pico: 409 conflict: stream exists with content type text/plain\n")
 	if r := pico(t, "", "create", "/t", "--ttl", "5", "--expires-at", "2030-01-01T00:00:00Z", "--endpoint", url); r.code != 2 {
 		t.Fatalf("--ttl with --expires-at: %+v", r)
@@ -223,7 +223,7 @@ func TestCloseThenAppendFails(t *testing.T) {
 	f, url := newFakePico(t)
 	f.add("/s", "a")
 	pico(t, "", "close", "/s", "--endpoint", url).want(t, 0, "", "closed next=1\n")
-	pico(t, "x\n", "append", "/s", "--endpoint", url).want(t, 1, "", "pico: 409 closed: stream is closed\n")
+	pico(t, "x\n", "append", "/s", "--endpoint", url).want(t, 4, "", "pico: 409 closed: stream is closed\n")
 }
 
 func TestDeleteThenNotFound(t *testing.T) {

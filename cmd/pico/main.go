@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -23,7 +24,8 @@ commands:
   admin    cluster, nodes, stream NAME, set-slots N, tokens (the admin listener)
   bench    append for a while and print throughput and latency
   probe    exit 0 when a node's /ready answers 200 (container healthchecks)
-  help     this text; help <command> for its flags
+  version  print the version, the source revision and the Go version
+  help     this text; help <command> (or <command> -h) for its flags
 
 global flags, before or after the command (flag, then env, then profile):
   --endpoint URL       PICO_ENDPOINT (default http://127.0.0.1:4437)
@@ -31,24 +33,39 @@ global flags, before or after the command (flag, then env, then profile):
   --http2              PICO_HTTP2
   --profile NAME       PICO_PROFILE
   --token TOKEN        PICO_TOKEN (else the profile's, from pico auth login)
+
+exit codes:
+  0  success
+  1  any other failure (the server unreachable or failing, an I/O error)
+  2  bad usage: an unknown command or flag, a wrong argument
+  3  not found: no such stream, node or token (HTTP 404)
+  4  conflict: the stream exists, is closed, a match failed or a
+     producer is fenced (HTTP 409, 412)
+  5  auth: no valid token, or one without the scope (HTTP 401, 403)
 `
 
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+		os.Exit(exitUsage)
 	}
-	var err error
-	switch os.Args[1] {
-	case "serve":
-		err = serve(os.Args[2:])
-	case "probe":
+	if os.Args[1] == "probe" {
 		os.Exit(probe(os.Args[2:]))
-	default:
+	}
+	if os.Args[1] != "serve" {
 		os.Exit(clientMain(os.Args[1:]))
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "pico %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+	var help *helpRequest
+	var bad *usageError
+	switch err := serve(os.Args[2:]); {
+	case err == nil:
+	case errors.As(err, &help):
+		fmt.Print(help.text)
+	case errors.As(err, &bad):
+		fmt.Fprintf(os.Stderr, "pico serve: %s\n%s", bad.msg, bad.usage)
+		os.Exit(exitUsage)
+	default:
+		fmt.Fprintf(os.Stderr, "pico serve: %v\n", err)
+		os.Exit(exitFailure)
 	}
 }

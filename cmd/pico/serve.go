@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -64,7 +65,38 @@ type serveFlags struct {
 
 func parseServe(args []string) (*serveFlags, error) {
 	f := &serveFlags{}
+	fs := f.flagSet()
+	if err := parseWithEnv(fs, args); errors.Is(err, flag.ErrHelp) {
+		return nil, &helpRequest{text: serveHelp()}
+	} else if err != nil {
+		return nil, &usageError{msg: flagMistake(fs, err), usage: "run pico serve -h for its flags\n"}
+	}
+	fs.Visit(func(fl *flag.Flag) { f.drainSecGiven = f.drainSecGiven || fl.Name == "shutdown-drain-sec" })
+	return f, f.validate()
+}
+
+// serveHelp is pico serve's flag help.
+func serveHelp() string {
+	fs := (&serveFlags{}).flagSet()
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.Usage()
+	b.WriteString(storageHelp)
+	return b.String()
+}
+
+// storageHelp explains the ID@ in --storage's default, which users ask
+// about.
+const storageHelp = `
+--storage and --wal take [ID@]URL. The ID@ (the default's -2@) is the
+bucket id of the original PicoMQ's storage URIs, accepted so that those
+URIs work unchanged; this build ignores it: the URL alone names the store.
+`
+
+// flagSet declares pico serve's flags into f.
+func (f *serveFlags) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	fs.UintVar(&f.nodeID, "node-id", 1, "stable id of this node in the cluster (1 or more)")
 	fs.Uint64Var(&f.nodeEpoch, "node-epoch", 0, "epoch of this process, above the node's registered one (a clean stop or a fence moves that up by one); 0 picks the wall clock in ms, above it")
 	fs.UintVar(&f.slots, "slots", 1, "placement weight; 0 takes no new streams")
@@ -73,7 +105,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.BoolVar(&f.noAdmin, "no-admin", false, "do not start the admin listener")
 	fs.StringVar(&f.httpAddress, "http-address", "", "URL clients and nodes reach this node at (default http://LISTEN)")
 	fs.StringVar(&f.metaURL, "meta-url", "sqlite:./data/meta.db", "metadata log: sqlite:PATH, sqlite::memory: or postgres://…")
-	fs.StringVar(&f.storage, "storage", "-2@file://./data/objects", "object store: [ID@]file://DIR or [ID@]s3://BUCKET?region=…&endpoint=…&pathStyle=true (credentials from AWS_*)")
+	fs.StringVar(&f.storage, "storage", "-2@file://./data/objects", "object store: [ID@]file://DIR or [ID@]s3://BUCKET?region=…&endpoint=…&pathStyle=true (credentials from AWS_*); ID@ is ignored (see below)")
 	fs.StringVar(&f.wal, "wal", "", "object store for the WAL (default: --storage); bulkBytes=N, inflight=N and linger=DURATION (0: off) parameters tune it")
 	fs.Uint64Var(&f.walCache, "wal-cache-size", 64<<20, "bytes of appends buffered for the WAL before appenders wait")
 	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
@@ -98,11 +130,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.bootstrapF, "auth-bootstrap-token-file", "", "read the bootstrap token from this file (kept out of process listings)")
 	fs.BoolVar(&f.allowRemote, "insecure-allow-remote", false, "allow --auth off on listeners beyond loopback")
 	fs.Usage = usageWithEnv(fs, "pico serve [flags]")
-	if err := parseWithEnv(fs, args); err != nil {
-		return nil, err
-	}
-	fs.Visit(func(fl *flag.Flag) { f.drainSecGiven = f.drainSecGiven || fl.Name == "shutdown-drain-sec" })
-	return f, f.validate()
+	return fs
 }
 
 // maxFailoverSec caps --failover-after-sec at a day; maxNodeEpoch keeps
@@ -183,9 +211,6 @@ func isLoopback(addr string) bool {
 
 func serve(args []string) error {
 	f, err := parseServe(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

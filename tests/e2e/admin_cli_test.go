@@ -36,7 +36,7 @@ func TestAdminCLI(t *testing.T) {
 	if st.Name != "/adm/a%20b" || st.Owner != id || !st.Open || st.ContentType != "text/plain" {
 		t.Fatalf("admin stream: %+v, want /adm/a%%20b open on node %d, text/plain", st, id)
 	}
-	runPico(t, env, "", "admin", "stream", "/adm/none").wantFailure(t, 1, "404", "no such stream: /adm/none")
+	runPico(t, env, "", "admin", "stream", "/adm/none").wantFailure(t, 3, "404", "no such stream: /adm/none")
 
 	var after struct {
 		ID    uint32 `json:"id"`

@@ -95,7 +95,7 @@ func TestAuthClusterTwoNodes(t *testing.T) {
 		// And so does the CLI.
 		env := []string{"PICO_CONFIG=" + filepath.Join(t.TempDir(), "config.toml")}
 		runPico(t, env, "cli\n", "--endpoint", n2.URL, "--token", wire, "append", "/c/orders").want(t, 0, "")
-		runPico(t, env, "refused\n", "--endpoint", n2.URL, "append", "/c/orders").wantFailure(t, 1, "401")
+		runPico(t, env, "refused\n", "--endpoint", n2.URL, "append", "/c/orders").wantFailure(t, 5, "401")
 
 		if got := readBodies(t, n1.URL+"/c/orders", bearer(rootToken)); !slices.Equal(got, []string{"a", "client", "cli"}) {
 			t.Errorf("/c/orders holds %q, want a, client, cli", got)

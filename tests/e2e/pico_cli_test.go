@@ -133,7 +133,7 @@ func TestCLIQuickStart(t *testing.T) {
 	pico("", "close", orders).want(t, 0, "")
 	follower.wantExit(t, 0)
 
-	pico("1003\n", "append", orders).wantFailure(t, 1, "closed")
+	pico("1003\n", "append", orders).wantFailure(t, 4, "closed")
 	pico("", "trim", orders, "--seq", "990").want(t, 0, "")
 	send(t, "HEAD", n.URL+orders, nil, nil).wantHeaders(t, "Pico-Start-Seq", "990", "Pico-Next-Seq", "1002", "Pico-Closed", "true")
 	pico("", "read", orders).want(t, 0, numberLines(991, 1002))
@@ -141,8 +141,8 @@ func TestCLIQuickStart(t *testing.T) {
 
 	pico("", "delete", orders).want(t, 0, "")
 	send(t, "HEAD", n.URL+orders, nil, nil).wantStatus(t, 404)
-	pico("", "head", orders).wantFailure(t, 1, "not found")
-	pico("", "read", orders).wantFailure(t, 1, "not found")
+	pico("", "head", orders).wantFailure(t, 3, "not found")
+	pico("", "read", orders).wantFailure(t, 3, "not found")
 }
 
 func (r cliRun) wantNoStderr(t *testing.T) cliRun {
@@ -255,11 +255,11 @@ func TestCLIFailures(t *testing.T) {
 
 	pico("create", "/fail/s", "--content-type", "text/plain").want(t, 0, "")
 	pico("create", "/fail/s", "--content-type", "text/plain").want(t, 0, "").wantStderr(t, "created=false")
-	pico("create", "/fail/s", "--content-type", "application/json").wantFailure(t, 1, "conflict")
-	pico("read", "/fail/missing").wantFailure(t, 1, "not found")
-	pico("trim", "/fail/missing", "--seq", "1").wantFailure(t, 1, "not found")
-	pico("close", "/fail/missing").wantFailure(t, 1, "not found")
-	pico("delete", "/fail/missing").wantFailure(t, 1, "not found")
+	pico("create", "/fail/s", "--content-type", "application/json").wantFailure(t, 4, "conflict")
+	pico("read", "/fail/missing").wantFailure(t, 3, "not found")
+	pico("trim", "/fail/missing", "--seq", "1").wantFailure(t, 3, "not found")
+	pico("close", "/fail/missing").wantFailure(t, 3, "not found")
+	pico("delete", "/fail/missing").wantFailure(t, 3, "not found")
 
 	pico("read").wantFailure(t, 2)
 	pico("trim", "/fail/s").wantFailure(t, 2, "--seq")

@@ -28,9 +28,9 @@ func TestDSCreateHeadCloseDelete(t *testing.T) {
 	ds(t, url, "", "head", "/s2").want(t, 0, "next="+off(2)+" closed=true type=application/json\n", "")
 	ds(t, url, "3\n", "append", "/s2").want(t, 4, "", "pico: 409 conflict: stream is closed\n")
 	ds(t, url, "", "delete", "/s2").want(t, 0, "", "deleted=true\n")
-	ds(t, url, "", "delete", "/s2").want(t, 1, "", "pico: not found: /s2\n")
-	ds(t, url, "", "head", "/s2").want(t, 1, "", "pico: not found: /s2\n")
-	ds(t, url, "", "close", "/s2").want(t, 1, "", "pico: not found: /s2\n")
+	ds(t, url, "", "delete", "/s2").want(t, 3, "", "pico: not found: /s2\n")
+	ds(t, url, "", "head", "/s2").want(t, 3, "", "pico: not found: /s2\n")
+	ds(t, url, "", "close", "/s2").want(t, 3, "", "pico: not found: /s2\n")
 }
 
 func TestDSAppendRawSendsOneLineARequest(t *testing.T) {
@@ -44,7 +44,7 @@ func TestDSAppendRawSendsOneLineARequest(t *testing.T) {
 	}
 	ds(t, url, "a\nb\n", "append", "/s", "--batch", "2").
 		want(t, 1, "", "pico: Durable Streams appends one body per request: use --batch 1\n")
-	ds(t, url, "x\n", "append", "/nope").want(t, 1, "", "pico: not found: /nope\n")
+	ds(t, url, "x\n", "append", "/nope").want(t, 3, "", "pico: not found: /nope\n")
 	if len(f.appends) != 2 {
 		t.Fatalf("refused appends sent something: %q", f.appends)
 	}
@@ -80,7 +80,7 @@ func TestDSReadPagesToTheTail(t *testing.T) {
 	ds(t, url, "", "read", "/t").want(t, 0, "abcd\n", "")
 	ds(t, url, "", "read", "/t", "--count", "1").want(t, 1, "",
 		"pico: --count needs record boundaries, which only application/json streams have in Durable Streams\n")
-	ds(t, url, "", "read", "/nope").want(t, 1, "", "pico: not found: /nope\n")
+	ds(t, url, "", "read", "/nope").want(t, 3, "", "pico: not found: /nope\n")
 	for _, args := range [][]string{{"--from", "3"}, {"--show-seq"}} {
 		if r := ds(t, url, "", append([]string{"read", "/j"}, args...)...); r.code != 2 {
 			t.Fatalf("read %q: %+v", args, r)
@@ -100,7 +100,7 @@ func TestDSTailPrintsTheLastMessagesOrLines(t *testing.T) {
 	ds(t, url, "", "tail", "/t", "-n", "2").want(t, 0, "l3\nl4", "")
 	f.add("/empty", "text/plain")
 	ds(t, url, "", "tail", "/empty").want(t, 0, "", "")
-	ds(t, url, "", "tail", "/nope").want(t, 1, "", "pico: not found: /nope\n")
+	ds(t, url, "", "tail", "/nope").want(t, 3, "", "pico: not found: /nope\n")
 }
 
 func TestDSTailFollowStopsWhenClosedOrInterrupted(t *testing.T) {

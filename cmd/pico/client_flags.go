@@ -220,9 +220,19 @@ func (c *command) client() (streamClient, error) {
 // connections of its own.
 func clientFor(p profile, cred credential) streamClient {
 	if p.Protocol == "ds" {
-		return dsStreams{dsclient.New(p.Endpoint, clientOptions(p, cred))}
+		c := dsclient.New(p.Endpoint, clientOptions(p, cred))
+		checkProtocol(c.HTTP, "ds")
+		return dsStreams{c}
 	}
-	return picoStreams{picoclient.New(p.Endpoint, clientOptions(p, cred))}
+	return picoStreams{newPicoClient(p, cred)}
+}
+
+// newPicoClient is a Pico client that names a Durable Streams listener
+// for what it is.
+func newPicoClient(p profile, cred credential) *picoclient.Client {
+	c := picoclient.New(p.Endpoint, clientOptions(p, cred))
+	checkProtocol(c.HTTP, "pico")
+	return c
 }
 
 // clientOptions are the options of either protocol's client (both are
@@ -241,7 +251,7 @@ func (c *command) picoClient(why string) (*picoclient.Client, error) {
 	if p.Protocol == "ds" {
 		return nil, fmt.Errorf("%s is Pico-only: %s; use --protocol pico", c.fs.Name(), why)
 	}
-	return picoclient.New(p.Endpoint, clientOptions(p, cred)), nil
+	return newPicoClient(p, cred), nil
 }
 
 func validateEndpoint(endpoint string) error {

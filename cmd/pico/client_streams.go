@@ -11,7 +11,8 @@ func runCreate(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wri
 	cmd := newCommand("create", "pico create NAME [--content-type T] [--ttl S | --expires-at T] [--closed]")
 	var opts createOptions
 	cmd.fs.StringVar(&opts.contentType, "content-type", "application/octet-stream", "content type of the stream's records")
-	cmd.fs.Uint64Var(&opts.ttlSec, "ttl", 0, "delete the stream this many seconds after its last write")
+	cmd.fs.Uint64Var(&opts.ttlSec, "ttl", 0, "seconds; pico: record retention, ds: stream lifetime (see below)")
+	cmd.notes = ttlNotes
 	cmd.fs.StringVar(&opts.expiresAt, "expires-at", "", "delete the stream at this time (RFC 3339, or unix ms with pico)")
 	cmd.fs.BoolVar(&opts.closed, "closed", false, "create the stream closed")
 	name, err := cmd.parseName(args)
@@ -32,6 +33,15 @@ func runCreate(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wri
 	fmt.Fprintf(stderr, "created=%t next=%s\n", created, next)
 	return nil
 }
+
+// ttlNotes says what --ttl means on each protocol: the two use the same
+// word for different things.
+const ttlNotes = `--ttl S means what the protocol means by it:
+  --protocol pico  record retention (Pico-TTL): records older than S seconds
+                   are trimmed in the background; the stream stays.
+  --protocol ds    stream lifetime (Stream-TTL): the stream expires S seconds
+                   after its last access, and is deleted.
+`
 
 func runHead(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	cmd := newCommand("head", "pico head NAME")
@@ -154,10 +164,19 @@ func (c *command) parseStreamVerb(args []string) (string, streamClient, error) {
 	return name, client, err
 }
 
-// streamError says "not found: NAME" for a missing stream.
+// streamError says "not found: NAME" for a missing stream, keeping the
+// server's answer underneath for the exit code.
 func streamError(name string, err error) error {
 	if notFound(err) {
-		return fmt.Errorf("not found: %s", name)
+		return &missingStream{name: name, answer: err}
 	}
 	return err
 }
+
+type missingStream struct {
+	name   string
+	answer error
+}
+
+func (e *missingStream) Error() string { return "not found: " + e.name }
+func (e *missingStream) Unwrap() error { return e.answer }

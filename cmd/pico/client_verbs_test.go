@@ -91,7 +91,7 @@ func TestAppendOneLinePerRequestSendsRawBodies(t *testing.T) {
 	if r := pico(t, "x\n", "append", "/s", "--batch", "0", "--endpoint", url); r.code != 2 {
 		t.Fatalf("--batch 0: %+v", r)
 	}
-	pico(t, "x\n", "append", "/nope", "--endpoint", url).want(t, 1, "", "pico: not found: /nope\n")
+	pico(t, "x\n", "append", "/nope", "--endpoint", url).want(t, 3, "", "pico: not found: /nope\n")
 }
 
 // TestAppendSendsLinesAsTheyArrive holds stdin open after the first line:
@@ -151,7 +151,7 @@ func TestReadPagesToTheTail(t *testing.T) {
 	pico(t, "", "read", "/s", "--count", "3", "--endpoint", url).want(t, 0, "a\nb\nc\n", "")
 	pico(t, "", "trim", "/s", "--seq", "2", "--endpoint", url).want(t, 0, "", "trimmed start=2\n")
 	pico(t, "", "read", "/s", "--endpoint", url).want(t, 0, "c\nd\ne\n", "")
-	pico(t, "", "read", "/nope", "--endpoint", url).want(t, 1, "", "pico: not found: /nope\n")
+	pico(t, "", "read", "/nope", "--endpoint", url).want(t, 3, "", "pico: not found: /nope\n")
 }
 
 func TestTailPrintsTheLastRecords(t *testing.T) {
@@ -190,7 +190,7 @@ func TestHeadPrintsOffsetsOrFails(t *testing.T) {
 	s := f.add("/s", "a", "b")
 	s.start, s.ttl, s.closed = 1, 30, true
 	pico(t, "", "head", "/s", "--endpoint", url).want(t, 0, "start=1 next=3 closed=true type=text/plain ttl=30\n", "")
-	pico(t, "", "head", "/nope", "--endpoint", url).want(t, 1, "", "pico: not found: /nope\n")
+	pico(t, "", "head", "/nope", "--endpoint", url).want(t, 3, "", "pico: not found: /nope\n")
 }
 
 func TestListPagesThroughAllStreams(t *testing.T) {
@@ -231,5 +231,5 @@ func TestDeleteThenNotFound(t *testing.T) {
 	f, url := newFakePico(t)
 	f.add("/s")
 	pico(t, "", "delete", "/s", "--endpoint", url).want(t, 0, "", "deleted=true\n")
-	pico(t, "", "delete", "/s", "--endpoint", url).want(t, 1, "", "pico: not found: /s\n")
+	pico(t, "", "delete", "/s", "--endpoint", url).want(t, 3, "", "pico: not found: /s\n")
 }

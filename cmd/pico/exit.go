@@ -39,6 +39,11 @@ func report(ctx context.Context, name string, err error, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "pico: interrupted")
 		return exitFailure
 	}
+	var mismatch *protocolMismatch
+	if errors.As(err, &mismatch) {
+		fmt.Fprintln(stderr, "pico: "+mismatch.Error())
+		return exitUsage
+	}
 	if msg, ok := unreachable(name, err); ok {
 		fmt.Fprintln(stderr, "pico: "+msg)
 		return exitFailure

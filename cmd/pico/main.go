@@ -37,7 +37,8 @@ global flags, before or after the command (flag, then env, then profile):
 exit codes:
   0  success
   1  any other failure (the server unreachable or failing, an I/O error)
-  2  bad usage: an unknown command or flag, a wrong argument
+  2  bad usage: an unknown command or flag, a wrong argument, the wrong
+     --protocol for the server
   3  not found: no such stream, node or token (HTTP 404)
   4  conflict: the stream exists, is closed, a match failed or a
      producer is fenced (HTTP 409, 412)

@@ -253,6 +253,7 @@ func serve(args []string) error {
 	defer ls.closeAll()
 	if cfg.Address == "" {
 		cfg.Address = "http://" + ls[0].ln.Addr().String()
+		warnUnreachableAddress(cfg.Address, ls[0].ln.Addr(), logger)
 	}
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
@@ -265,16 +266,18 @@ func serve(args []string) error {
 		l.serve(f.protocolHandler(l.protocol, n, metrics, done, logger), metrics, logger)
 	}
 	var admin *http.Server
-	adminAt := "off"
+	adminLine := "admin listener off (--no-admin)"
 	if !f.noAdmin {
+		var adminAt string
 		if admin, adminAt, err = listenAdmin(f.adminListen, n, metrics, logger); err != nil {
 			return err
 		}
+		adminLine = "admin on " + adminAt
 	}
 	for _, l := range ls[1:] {
 		fmt.Printf("%s on http://%s\n", l.protocol, l.ln.Addr())
 	}
-	fmt.Printf("serving on http://%s (advertised as %s)\nadmin on %s\n", ls[0].ln.Addr(), cfg.Address, adminAt)
+	fmt.Printf("serving on http://%s (advertised as %s)\n%s\n", ls[0].ln.Addr(), cfg.Address, adminLine)
 	logger.Info("pico node serving", "node", f.nodeID, "epoch", n.Epoch(), "cluster", f.clusterID,
 		"protocol", f.protocol, "meta", redactURL(f.metaURL), "storage", f.storage)
 	select {
@@ -285,6 +288,16 @@ func serve(args []string) error {
 		// supervisor restarts it at a fresh epoch.
 		_ = shutdown(n, ls, admin, done, stopPlan{}, logger)
 		return fmt.Errorf("node %d epoch %d was fenced: %s; a restart rejoins at a fresh epoch", f.nodeID, n.Epoch(), n.FenceCause())
+	}
+}
+
+// warnUnreachableAddress warns when the address the node advertises, to
+// other nodes and in redirects, is its wildcard bind (0.0.0.0, [::]):
+// nobody else can reach that.
+func warnUnreachableAddress(advertised string, bound net.Addr, logger *slog.Logger) {
+	if tcp, ok := bound.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		logger.Warn("the advertised address is this host's wildcard bind, which other nodes and redirected clients cannot reach: set --http-address to a URL they can (http://HOST:PORT)",
+			"advertised", advertised)
 	}
 }
 

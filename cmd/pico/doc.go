@@ -12,6 +12,10 @@
 // profiles. admin.go is pico admin, over adapters/adminclient; its
 // set-slots is node.SetSlots, and admin_drain.go's drain is node.DrainNode
 // on the node asked, which --wait follows through its progress.
+// exit.go maps failures to exit codes and says what to do about the
+// common ones (a server not running); client_mismatch.go names a listener
+// of the other protocol; suggest.go finds the nearest command or flag
+// for a typo; version.go is pico version, from the build info.
 // bench.go is pico bench: writers on the same
 // protocol clients as the verbs, and one HDR histogram of append latency
 // for all of them.

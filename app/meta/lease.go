@@ -33,6 +33,9 @@ type LeaseKeeper struct {
 	epoch  uint64
 	held   bool
 	lastOK time.Time
+	// acquireFailing: the last acquire failed other than by the lease
+	// being held, so the next failure is logged at debug only.
+	acquireFailing bool
 }
 
 func (k *LeaseKeeper) defaults() {
@@ -79,9 +82,8 @@ func (k *LeaseKeeper) Tick(ctx context.Context) {
 		if err == nil {
 			k.set(true, e, now)
 			k.Logger.Info("maintenance lease acquired", "epoch", e)
-		} else if !errors.Is(err, ports.ErrLeaseHeld) {
-			k.Logger.Warn("maintenance lease acquire failed", "err", err)
 		}
+		k.noteAcquire(err)
 		return
 	}
 	err := k.Lease.Renew(ctx, k.Holder, epoch, k.TTL, now)
@@ -98,6 +100,19 @@ func (k *LeaseKeeper) Tick(ctx context.Context) {
 	default:
 		k.Logger.Warn("maintenance lease renewal failed, will retry", "err", err)
 	}
+}
+
+// noteAcquire warns when acquiring starts failing (the database down),
+// not on every tick while it is.
+func (k *LeaseKeeper) noteAcquire(err error) {
+	failed := err != nil && !errors.Is(err, ports.ErrLeaseHeld)
+	switch {
+	case failed && !k.acquireFailing:
+		k.Logger.Warn("maintenance lease acquire failing, retried every renewal period", "err", err)
+	case failed:
+		k.Logger.Debug("maintenance lease acquire failed", "err", err)
+	}
+	k.acquireFailing = failed
 }
 
 // Held reports whether this node holds the lease, and at which epoch.

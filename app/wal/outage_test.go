@@ -1,8 +1,12 @@
 package wal
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,5 +90,46 @@ func TestCloseGivesUpOnAStoreThatIsDown(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, ErrClosed) {
 		t.Errorf("the frame never stored: %v, want ErrClosed", err)
+	}
+}
+
+// lockedBuffer is a log sink the WAL's goroutines may share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestStoreOutageLogsOneLineEachWay: an outage of many retries is one
+// warning when it starts and one line when it ends, at info and above.
+func TestStoreOutageLogsOneLineEachWay(t *testing.T) {
+	var logs lockedBuffer
+	store := &downStore{ObjectStore: memstore.New()}
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer w.Close()
+	store.down.Store(true)
+	done := make(chan error, 1)
+	if err := w.Submit(frame(1, 0, "x"), func(err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // several retries: 10, 20, 40, 80, 160 ms
+	store.down.Store(false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if strings.Count(out, "level=WARN") != 1 || strings.Count(out, "WAL uploads succeed again") != 1 {
+		t.Errorf("want one warning and one recovery line, got:\n%s", out)
 	}
 }

@@ -111,7 +111,7 @@ func runAdmin(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	case name == "tokens":
 		return c.usageError("admin tokens: want ls, issue ID or revoke ID")
 	case !ok:
-		return c.usageError(fmt.Sprintf("unknown admin command %q", name))
+		return c.usageError(unknownIn("admin", name, adminVerbs))
 	case len(c.args) != sub.args:
 		return c.usageError(fmt.Sprintf("admin %s: wrong number of arguments", name))
 	case c.given("slots") != (name == "set-slots"):

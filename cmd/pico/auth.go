@@ -59,7 +59,7 @@ func runAuth(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	run, ok := authVerbs[positional[0]]
 	switch {
 	case !ok:
-		return c.usageError(fmt.Sprintf("unknown auth command %q", positional[0]))
+		return c.usageError(unknownIn("auth", positional[0], authVerbs))
 	case c.given("token") && positional[0] == "logout":
 		return c.usageError("logout takes no --token")
 	}

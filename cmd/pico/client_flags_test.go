@@ -160,3 +160,20 @@ func TestClientMainIsWired(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+func TestNearestPrefersAPrefixThenOrder(t *testing.T) {
+	for _, tc := range []struct {
+		word       string
+		candidates []string
+		want       string
+	}{
+		{"us", []string{"ls", "use", "rm"}, "use"},
+		{"nodez", []string{"nodes", "cluster"}, "nodes"},
+		{"xyz", []string{"ls", "rm"}, ""},
+		{"lss", []string{"ls", "rm"}, "ls"},
+	} {
+		if got := nearest(tc.word, tc.candidates); got != tc.want {
+			t.Errorf("nearest(%q, %q) = %q, want %q", tc.word, tc.candidates, got, tc.want)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +151,18 @@ func TestServeStopPlan(t *testing.T) {
 	}
 	if _, err := parseServe([]string{"--shutdown-transfer=maybe"}); err == nil {
 		t.Error("--shutdown-transfer=maybe accepted")
+	}
+}
+
+func TestLogFormat(t *testing.T) {
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	for _, format := range []string{"text", "json"} {
+		if _, err := newLogger("info", format); err != nil {
+			t.Errorf("--log-format %s: %v", format, err)
+		}
+	}
+	if _, err := newLogger("info", "yaml"); err == nil || !strings.Contains(err.Error(), "want text or json") {
+		t.Errorf("--log-format yaml: %v, want a refusal", err)
 	}
 }

@@ -42,7 +42,7 @@ func runConfig(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	c.args = positional[1:]
 	switch {
 	case !ok:
-		return c.usageError(fmt.Sprintf("unknown config command %q", positional[0]))
+		return c.usageError(unknownIn("config", positional[0], configVerbs))
 	case sub.args >= 0 && len(c.args) != sub.args:
 		return c.usageError(fmt.Sprintf("config %s: wrong number of arguments", positional[0]))
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -36,11 +38,15 @@ func dashed(name string) string {
 
 // nearest is the candidate closest to word by edit distance, "" when
 // none is close enough to be a likely typo (a third of the word's length,
-// and at least one edit).
+// and at least one edit). Of equally near ones, one that word begins
+// wins (us: use, not ls), then the first in order, so the answer does not
+// depend on map order.
 func nearest(word string, candidates []string) string {
+	candidates = slices.Sorted(slices.Values(candidates))
 	best, bestDist := "", max(1, len(word)/3)+1
 	for _, c := range candidates {
-		if d := editDistance(word, c); d < bestDist {
+		d := editDistance(word, c)
+		if d < bestDist || d == bestDist && best != "" && strings.HasPrefix(c, word) && !strings.HasPrefix(best, word) {
 			best, bestDist = c, d
 		}
 	}
@@ -66,4 +72,15 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// unknownIn is the mistake of a subcommand name not among known's keys,
+// naming the nearest one: `unknown admin command "nodez" (did you mean
+// nodes?)`.
+func unknownIn[V any](kind, name string, known map[string]V) string {
+	msg := fmt.Sprintf("unknown %s command %q", kind, name)
+	if near := nearest(name, slices.Collect(maps.Keys(known))); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return msg
 }

@@ -40,11 +40,11 @@ func Wrap(next http.Handler, logger *slog.Logger, defaultRoute string) http.Hand
 		}
 		w.Header().Set(Header, id)
 		if !logger.Enabled(r.Context(), slog.LevelDebug) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), idKey{}, id)))
+			next.ServeHTTP(w, r) // no copy of the request on the hot path
 			return
 		}
 		e := &entry{route: defaultRoute}
-		ctx := context.WithValue(context.WithValue(r.Context(), idKey{}, id), entryKey{}, e)
+		ctx := context.WithValue(r.Context(), entryKey{}, e)
 		rw := &recorder{ResponseWriter: w}
 		start := time.Now()
 		next.ServeHTTP(rw, r.WithContext(ctx))
@@ -62,14 +62,7 @@ func SetRoute(ctx context.Context, template string) {
 	}
 }
 
-// ID is the request id of ctx, "" outside a logged listener.
-func ID(ctx context.Context) string {
-	id, _ := ctx.Value(idKey{}).(string)
-	return id
-}
-
 type (
-	idKey    struct{}
 	entryKey struct{}
 	entry    struct{ route string }
 )

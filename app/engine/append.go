@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
@@ -30,7 +31,7 @@ func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.Appe
 	if err := e.reserve(ctx, records); err != nil {
 		return ports.AppendResult{}, err
 	}
-	v, done, err := e.submit(s, req)
+	v, done, err := e.submit(s, req, time.Now().Add(e.cfg.AppendTimeout))
 	if err != nil || !v.Written() || len(records) == 0 {
 		e.release(recordsSize(records)) // nothing was written
 	}
@@ -97,8 +98,11 @@ func (h Handle) Refuse(req ports.AppendRequest, unfit error) error {
 }
 
 // submit judges req under s's gate and, if it writes records, hands their
-// frame to the WAL: done then answers when it is durable.
-func (e *Engine) submit(s *stream, req ports.AppendRequest) (domain.Verdict, <-chan error, error) {
+// frame to the WAL: done then answers when it is durable. It waits for room
+// in the WAL until deadline (zero: as long as it takes): under the gate,
+// so that the appends queued behind it wait no longer than their own
+// deadlines.
+func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) (domain.Verdict, <-chan error, error) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if err := s.err(); err != nil {
@@ -119,7 +123,13 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest) (domain.Verdict, <-c
 	s.mu.Lock()
 	s.records = append(s.records, recs...) // invisible until confirmed passes them
 	s.mu.Unlock()
-	if err := e.cfg.WAL.Submit(f, func(err error) { s.durable(f, err); done <- err }); err != nil {
+	if err := e.cfg.WAL.SubmitBy(deadline, f, func(err error) { s.durable(f, err); done <- err }); err != nil {
+		if errors.Is(err, wal.ErrBacklog) { // nothing was submitted: the stream is as it was
+			s.mu.Lock()
+			s.records = s.records[:len(s.records)-len(recs)]
+			s.mu.Unlock()
+			return domain.Verdict{}, nil, fmt.Errorf("%w: %w", ErrNotDurable, err)
+		}
 		s.durable(f, err)
 		return domain.Verdict{}, nil, err
 	}

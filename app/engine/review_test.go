@@ -79,7 +79,7 @@ func TestAppendRacingCloseIsNotAcknowledged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, done, err := old.engine.submit(s, ports.AppendRequest{Records: records("late")})
+			res, done, err := old.engine.submit(s, ports.AppendRequest{Records: records("late")}, time.Time{})
 			if err == nil {
 				select {
 				case err = <-done:

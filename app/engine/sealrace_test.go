@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
@@ -96,7 +97,7 @@ func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
 // asked) decided under s's gate, then durable; the seal is not recorded.
 func submitDurable(t *testing.T, p *process, s *stream, seal bool) domain.Verdict {
 	t.Helper()
-	res, done, err := p.engine.submit(s, ports.AppendRequest{Records: records("a"), Close: seal})
+	res, done, err := p.engine.submit(s, ports.AppendRequest{Records: records("a"), Close: seal}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,3 +133,29 @@ func TestStoreOutageLogsOneLineEachWay(t *testing.T) {
 		t.Errorf("want one warning and one recovery line, got:\n%s", out)
 	}
 }
+
+// TestSubmitByGivesUpWhenTheBufferStaysFull: with the store down and the
+// buffer full, SubmitBy fails with ErrBacklog at its deadline, submitting
+// nothing, where Submit would wait for as long as the outage lasts.
+func TestSubmitByGivesUpWhenTheBufferStaysFull(t *testing.T) {
+	store := &downStore{ObjectStore: memstore.New()}
+	store.down.Store(true)
+	w := Open(Config{Store: store, Node: 1, Epoch: 1, MaxBufferedBytes: 64})
+	defer w.Close()
+	first := make(chan error, 1)
+	if err := w.Submit(frame(1, 0, "fills the buffer: more than 64 bytes of frame in all, header included"), func(err error) { first <- err }); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := w.SubmitBy(start.Add(100*time.Millisecond), frame(1, 1, "x"), func(error) { t.Error("a frame refused with ErrBacklog was answered") })
+	if took := time.Since(start); !errors.Is(err, ErrBacklog) || took < 100*time.Millisecond || took > 2*time.Second {
+		t.Fatalf("SubmitBy with the buffer full: %v after %v, want ErrBacklog at its deadline", err, took)
+	}
+	store.down.Store(false)
+	if err := <-first; err != nil {
+		t.Fatalf("the frame that filled the buffer, once the store is back: %v", err)
+	}
+	if err := submitWait(t, w, frame(1, 1, "x")); err != nil {
+		t.Fatalf("a submission once there is room: %v", err)
+	}
+}

@@ -21,6 +21,10 @@ var (
 	ErrFenced = errors.New("wal: fenced by a newer owner")
 	// ErrClosed: the WAL was closed.
 	ErrClosed = errors.New("wal: closed")
+	// ErrBacklog: SubmitBy found no room for the frame by its deadline:
+	// MaxBufferedBytes are not yet stored (the store is failing or slow).
+	// Nothing was submitted.
+	ErrBacklog = errors.New("wal: the appends not yet stored fill the buffer")
 	// ErrFailed: the object store refused a bulk past RetryFor (when one
 	// is set); the WAL acknowledges nothing more (the process must restart).
 	ErrFailed = errors.New("wal: the object store failed for longer than the retry window")
@@ -175,22 +179,42 @@ func Open(cfg Config) *WAL {
 // Frames submitted in some order become durable in that order. Submit waits
 // while MaxBufferedBytes are unacknowledged (backpressure).
 func (w *WAL) Submit(f *domain.Frame, done func(error)) error {
-	return w.SubmitAll(done, f)
+	return w.submit(time.Time{}, done, f)
+}
+
+// SubmitBy is Submit that waits for room only until deadline, then fails
+// with ErrBacklog, submitting nothing.
+func (w *WAL) SubmitBy(deadline time.Time, f *domain.Frame, done func(error)) error {
+	return w.submit(deadline, done, f)
 }
 
 // SubmitAll is Submit for frames that must become durable together: they
 // go in one bulk, one object, so a crash leaves all of them or none (a
 // recovery's rewrite relies on it). done is called once, for all of them.
 func (w *WAL) SubmitAll(done func(error), frames ...*domain.Frame) error {
+	return w.submit(time.Time{}, done, frames...)
+}
+
+// submit is SubmitAll that waits for room until deadline (zero: for as
+// long as it takes).
+func (w *WAL) submit(deadline time.Time, done func(error), frames ...*domain.Frame) error {
 	need := 0
 	for _, f := range frames {
 		need += f.Size()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.failed == nil && w.buffered > 0 && w.buffered+need > w.cfg.MaxBufferedBytes {
+	for woken := false; w.failed == nil && w.buffered > 0 && w.buffered+need > w.cfg.MaxBufferedBytes; {
 		if w.linger.active && len(w.open.done) > 0 {
 			w.sealLocked() // the draft may wait for this very submission, which cannot come in first
+		}
+		switch {
+		case !deadline.IsZero() && !time.Now().Before(deadline):
+			return ErrBacklog
+		case !deadline.IsZero() && !woken:
+			woken = true
+			wake := time.AfterFunc(time.Until(deadline), func() { w.mu.Lock(); w.space.Broadcast(); w.mu.Unlock() })
+			defer wake.Stop()
 		}
 		w.space.Wait()
 	}

@@ -17,11 +17,13 @@ import (
 // soon after SIGTERM, and a restart finds every acknowledged record.
 func TestStoreOutage(t *testing.T) {
 	storage, proxy := throughProxy(t, s3test.URL(t))
-	cfg := nodeConfig{dataDir: t.TempDir(), storageURL: "-2@" + storage, flags: []string{"--append-timeout-sec", "2"}}
+	cfg := nodeConfig{dataDir: t.TempDir(), storageURL: "-2@" + storage,
+		flags: []string{"--append-timeout-sec", "2", "--wal-cache-size", "4096"}}
 	n := startNode(t, cfg)
 	const path = "/outage/orders"
 	mustCreate(t, n.URL+path, "text/plain")
 	mustAppend(t, n.URL+path, "text/plain", []byte("a"))
+	mustCreate(t, n.URL+"/outage/bulk", "text/plain")
 	stamp := func(seq string) []string {
 		return []string{"Pico-Producer-Id", "p", "Pico-Producer-Epoch", "0", "Pico-Producer-Seq", seq}
 	}
@@ -36,6 +38,22 @@ func TestStoreOutage(t *testing.T) {
 		t.Errorf("the 503 took %v, want about --append-timeout-sec (2 s)", took)
 	}
 	awaitStatus(t, n.AdminURL+"/ready", http.StatusServiceUnavailable, 15*time.Second)
+	// Appends that find the WAL's buffer (4 KiB here) full of what the
+	// store has not taken are answered at the same bound, not held.
+	start = time.Now()
+	var bulk []<-chan asyncReply
+	for range 4 {
+		bulk = append(bulk, sendAsync("POST", n.URL+"/outage/bulk", hdr("Content-Type", "text/plain"), make([]byte, 3000)))
+	}
+	for _, c := range bulk {
+		if r := <-c; r.err != nil || r.status != http.StatusServiceUnavailable {
+			t.Fatalf("an append with the WAL's buffer full: %v %d, want 503", r.err, r.status)
+		}
+	}
+	t.Logf("4 appends of 3 KB with the 4 KiB buffer full were answered 503 within %v", time.Since(start).Round(10*time.Millisecond))
+	if took := time.Since(start); took > 12*time.Second {
+		t.Errorf("the appends behind a full buffer took %v, want about --append-timeout-sec each at most", took)
+	}
 
 	proxy.setDown(false)
 	back := time.Now()

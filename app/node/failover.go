@@ -205,7 +205,8 @@ func (n *Node) runHeartbeats(ctx context.Context) {
 				"heartbeat recorded again")
 			if n.cfg.FailoverAfter > 0 {
 				watch = n.judge(ctx, watch, mine, &readings)
-				n.watch.Store(&watch)
+				shown := watch // Liveness reads it while the next round makes its own
+				n.watch.Store(&shown)
 			}
 		}
 		select {

@@ -156,11 +156,7 @@ func (n *Node) newDrainRun(id domain.NodeID) *drainRun {
 // left in the view, and what the drain this process runs or ran last has
 // done.
 func (n *Node) DrainProgress(id domain.NodeID) DrainProgress {
-	v := n.plane.View()
 	p := DrainProgress{Node: id}
-	if reg, ok := v.Node(id); ok {
-		p.Slots, p.Remaining = reg.Slots, int(reg.Assigned)
-	}
 	n.drains.mu.Lock()
 	run := n.drains.runs[id]
 	n.drains.mu.Unlock()
@@ -168,6 +164,12 @@ func (n *Node) DrainProgress(id domain.NodeID) DrainProgress {
 		run.mu.Lock()
 		p.Moved, p.Running, p.FailedMoves, p.LastError = run.moved, !run.finished, run.failed, run.lastErr
 		run.mu.Unlock()
+	}
+	// The view after the run's state: a run that ends in between shows
+	// its last streams moved, never "stopped" with streams left.
+	v := n.plane.View()
+	if reg, ok := v.Node(id); ok {
+		p.Slots, p.Remaining = reg.Slots, int(reg.Assigned)
 	}
 	return p
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/faultstore"
 )
 
 // blindStore ignores If-None-Match, as some S3 servers do.
@@ -96,24 +96,11 @@ func wantNoRows(t *testing.T, log ports.MetaLog) {
 	}
 }
 
-// switchableStore refuses writes while down, as a store in an outage does.
-type switchableStore struct {
-	ports.ObjectStore
-	down atomic.Bool
-}
-
-func (s *switchableStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
-	if s.down.Load() {
-		return errors.New("store down")
-	}
-	return s.ObjectStore.PutIfAbsent(ctx, key, body)
-}
-
 // While the store refuses the WAL's writes for longer than the bound, the
 // node is not ready, and says why; once the store is back, it is ready
 // again and the append that waited is durable.
 func TestReadyFailsWhileTheStoreRefusesWrites(t *testing.T) {
-	log, store := memlog.New(), &switchableStore{ObjectStore: memstore.New()}
+	log, store := memlog.New(), faultstore.Outage(memstore.New())
 	n, err := Start(context.Background(), Config{ID: 1, Address: "x", Slots: 1, Log: log, Lease: log.Lease(), Store: store,
 		StoreFailingReady: 100 * time.Millisecond, WAL: wal.Config{RetryFor: time.Minute}})
 	if err != nil {
@@ -124,7 +111,7 @@ func TestReadyFailsWhileTheStoreRefusesWrites(t *testing.T) {
 	if _, _, err := n.Streams().Create(ctx, "/s", domain.StreamConfig{}, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	store.down.Store(true)
+	store.SetEnabled(true)
 	appended := make(chan error, 1)
 	go func() {
 		_, err := n.Streams().Append(ctx, "/s", ports.AppendRequest{Records: []domain.Record{{Body: []byte("x")}}})
@@ -134,7 +121,7 @@ func TestReadyFailsWhileTheStoreRefusesWrites(t *testing.T) {
 		err := n.Ready()
 		return errors.Is(err, ErrNotReady) && strings.Contains(err.Error(), "refused the WAL's writes")
 	})
-	store.down.Store(false)
+	store.SetEnabled(false)
 	if err := <-appended; err != nil {
 		t.Fatalf("the append that waited out the outage: %v", err)
 	}

@@ -73,11 +73,19 @@ func TestCreatesSpreadOverTheNodes(t *testing.T) {
 	}
 }
 
-func TestCreateWithContentPlacedElsewhereIsWrittenWhereItLands(t *testing.T) {
+// placingOnTheSecond starts two placing processes, the first with zero
+// slots: every create made through it is placed on the second.
+func placingOnTheSecond(t *testing.T) (one, two *process) {
+	t.Helper()
 	log, store, c := memlogAndStore()
-	one, two := startPlacing(t, log, store, 1, c), startPlacing(t, log, store, 2, c)
+	one, two = startPlacing(t, log, store, 1, c), startPlacing(t, log, store, 2, c)
 	catchUp(t, one, two)
 	setSlots(t, one, 1, 0)
+	return one, two
+}
+
+func TestCreateWithContentPlacedElsewhereIsWrittenWhereItLands(t *testing.T) {
+	one, two := placingOnTheSecond(t)
 	ctx := context.Background()
 	var redirect *ports.RedirectError
 	if _, _, err := one.svc.Create(ctx, "/c", text(), recs("a", "b"), false); !errors.As(err, &redirect) || redirect.Address != "http://node2" {
@@ -105,10 +113,7 @@ func TestCreateWithContentPlacedElsewhereIsWrittenWhereItLands(t *testing.T) {
 }
 
 func TestClosedCreatePlacedElsewhereIsClosedWhereItLands(t *testing.T) {
-	log, store, c := memlogAndStore()
-	one, two := startPlacing(t, log, store, 1, c), startPlacing(t, log, store, 2, c)
-	catchUp(t, one, two)
-	setSlots(t, one, 1, 0)
+	one, two := placingOnTheSecond(t)
 	ctx := context.Background()
 	var redirect *ports.RedirectError
 	if _, _, err := one.svc.Create(ctx, "/closed", text(), nil, true); !errors.As(err, &redirect) {

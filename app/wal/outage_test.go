@@ -7,36 +7,22 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/domain"
-	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/faultstore"
 )
-
-// downStore refuses every PutIfAbsent while down is set.
-type downStore struct {
-	ports.ObjectStore
-	down atomic.Bool
-}
-
-func (s *downStore) PutIfAbsent(ctx context.Context, key string, body []byte) error {
-	if s.down.Load() {
-		return errors.New("connection refused")
-	}
-	return s.ObjectStore.PutIfAbsent(ctx, key, body)
-}
 
 // TestStoreOutageDelaysAcknowledgementsWithoutFailingTheWAL: with no retry
 // bound, frames submitted while the store refuses every PUT are stored, in
 // order, once it takes them again, and the WAL goes on working.
 func TestStoreOutageDelaysAcknowledgementsWithoutFailingTheWAL(t *testing.T) {
-	store := &downStore{ObjectStore: memstore.New()}
+	store := faultstore.Outage(memstore.New())
 	w := Open(Config{Store: store, Node: 1, Epoch: 1})
 	defer w.Close()
-	store.down.Store(true)
+	store.SetEnabled(true)
 	var order []uint64
 	done := make(chan error, 3)
 	for off := range uint64(3) {
@@ -52,7 +38,7 @@ func TestStoreOutageDelaysAcknowledgementsWithoutFailingTheWAL(t *testing.T) {
 	if w.FailingFor() == 0 {
 		t.Error("FailingFor is 0 while the store refuses the WAL's PUTs")
 	}
-	store.down.Store(false)
+	store.SetEnabled(false)
 	for range 3 {
 		if err := <-done; err != nil {
 			t.Fatalf("a frame after the store came back: %v", err)
@@ -73,8 +59,8 @@ func TestStoreOutageDelaysAcknowledgementsWithoutFailingTheWAL(t *testing.T) {
 // TestCloseGivesUpOnAStoreThatIsDown: Close returns within CloseWithin
 // even while the store refuses everything, failing what it never stored.
 func TestCloseGivesUpOnAStoreThatIsDown(t *testing.T) {
-	store := &downStore{ObjectStore: memstore.New()}
-	store.down.Store(true)
+	store := faultstore.Outage(memstore.New())
+	store.SetEnabled(true)
 	w := Open(Config{Store: store, Node: 1, Epoch: 1, CloseWithin: 200 * time.Millisecond})
 	done := make(chan error, 1)
 	if err := w.Submit(frame(1, 0, "x"), func(err error) { done <- err }); err != nil {
@@ -115,16 +101,16 @@ func (b *lockedBuffer) String() string {
 // warning when it starts and one line when it ends, at info and above.
 func TestStoreOutageLogsOneLineEachWay(t *testing.T) {
 	var logs lockedBuffer
-	store := &downStore{ObjectStore: memstore.New()}
+	store := faultstore.Outage(memstore.New())
 	w := Open(Config{Store: store, Node: 1, Epoch: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer w.Close()
-	store.down.Store(true)
+	store.SetEnabled(true)
 	done := make(chan error, 1)
 	if err := w.Submit(frame(1, 0, "x"), func(err error) { done <- err }); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // several retries: 10, 20, 40, 80, 160 ms
-	store.down.Store(false)
+	store.SetEnabled(false)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +124,8 @@ func TestStoreOutageLogsOneLineEachWay(t *testing.T) {
 // buffer full, SubmitBy fails with ErrBacklog at its deadline, submitting
 // nothing, where Submit would wait for as long as the outage lasts.
 func TestSubmitByGivesUpWhenTheBufferStaysFull(t *testing.T) {
-	store := &downStore{ObjectStore: memstore.New()}
-	store.down.Store(true)
+	store := faultstore.Outage(memstore.New())
+	store.SetEnabled(true)
 	w := Open(Config{Store: store, Node: 1, Epoch: 1, MaxBufferedBytes: 64})
 	defer w.Close()
 	first := make(chan error, 1)
@@ -151,7 +137,7 @@ func TestSubmitByGivesUpWhenTheBufferStaysFull(t *testing.T) {
 	if took := time.Since(start); !errors.Is(err, ErrBacklog) || took < 100*time.Millisecond || took > 2*time.Second {
 		t.Fatalf("SubmitBy with the buffer full: %v after %v, want ErrBacklog at its deadline", err, took)
 	}
-	store.down.Store(false)
+	store.SetEnabled(false)
 	if err := <-first; err != nil {
 		t.Fatalf("the frame that filled the buffer, once the store is back: %v", err)
 	}

@@ -98,6 +98,15 @@ func New(inner ports.ObjectStore, cfg Config) *Store {
 	return s
 }
 
+// Outage wraps inner in a store whose every write fails while its faults
+// are enabled, as in an outage of the store or of the network to it; it
+// starts disabled, with the store up.
+func Outage(inner ports.ObjectStore) *Store {
+	s := New(inner, Config{Put: Faults{Fail: 1}, PutIfAbsent: Faults{Fail: 1}})
+	s.SetEnabled(false)
+	return s
+}
+
 // SetEnabled turns fault injection on or off; while off, calls go straight
 // to the inner store and draw no random numbers.
 func (s *Store) SetEnabled(on bool) { s.enabled.Store(on) }

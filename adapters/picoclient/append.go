@@ -5,10 +5,19 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/picomq/pico/adapters/picowire"
-	"github.com/picomq/pico/domain"
 )
+
+// ProducerStamp makes an append idempotent: the server applies each (ID,
+// Epoch, Seq) once. Seq counts requests, not records, from 0 in each epoch;
+// a higher epoch fences the lower ones. A Producer keeps the stamps for you.
+type ProducerStamp struct {
+	ID    string
+	Epoch uint64
+	Seq   uint64
+}
 
 // AppendOptions qualify an append.
 type AppendOptions struct {
@@ -17,7 +26,7 @@ type AppendOptions struct {
 	ContentType string
 	// Producer makes the append idempotent: the server applies each
 	// (id, epoch, seq) once.
-	Producer *domain.ProducerStamp
+	Producer *ProducerStamp
 	// MatchSeq applies the append only if the stream's tail is this seq
 	// (else a 412 *APIError).
 	MatchSeq *uint64
@@ -28,15 +37,21 @@ type AppendOptions struct {
 
 // AppendResult is the server's acknowledgement.
 type AppendResult struct {
-	Start, Next uint64 // seqs of the first appended record and of the tail after it
-	TimestampMs int64  // the server's timestamp of the appended records
-	Applied     bool   // false when nothing was written: a duplicate or a close only
+	Start, Next uint64    // seqs of the first appended record and of the tail after it
+	Timestamp   time.Time // the server's timestamp of the appended records; zero if none
+	Applied     bool      // false when nothing was written: a duplicate or a close only
 	Closed      bool
+	// ProducerSeq is, for a stamped append, the producer's last accepted
+	// seq: the stamp's own, or a later one when the stamp is a duplicate.
+	ProducerSeq uint64
 }
 
-// Append appends records as one atomic request. A single record without
-// headers travels as the raw body; anything else as a binary batch.
-func (c *Client) Append(ctx context.Context, name string, records []domain.Record, opts AppendOptions) (AppendResult, error) {
+// Append appends records as one atomic request: all or none are written,
+// with consecutive seqs. Only Headers and Body of each record are sent. A
+// single record without headers travels as the raw body; anything else as
+// a binary batch. Append does not retry: a retry without a producer stamp
+// could write the records twice (see Producer).
+func (c *Client) Append(ctx context.Context, name string, records []Record, opts AppendOptions) (AppendResult, error) {
 	if len(records) == 0 && !opts.Close {
 		return AppendResult{}, errors.New("append: no records")
 	}
@@ -49,7 +64,7 @@ func (c *Client) Append(ctx context.Context, name string, records []domain.Recor
 			req.header.Set("Content-Type", opts.ContentType)
 		}
 	default:
-		req.body = picowire.EncodeBatch(records)
+		req.body = picowire.EncodeBatch(wireRecords(records))
 		req.header.Set("Content-Type", picowire.BatchContentType)
 	}
 	resp, err := c.do(ctx, req)
@@ -61,7 +76,7 @@ func (c *Client) Append(ctx context.Context, name string, records []domain.Recor
 
 // isRawRecord reports whether records can go as a plain body: one record,
 // no headers, and not empty (an empty body would read as "close only").
-func isRawRecord(records []domain.Record) bool {
+func isRawRecord(records []Record) bool {
 	return len(records) == 1 && len(records[0].Headers) == 0 && len(records[0].Body) > 0
 }
 
@@ -91,9 +106,14 @@ func appendResult(h http.Header) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	if v := h.Get(hdrTimestamp); v != "" {
-		if r.TimestampMs, err = strconv.ParseInt(v, 10, 64); err != nil {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
 			return AppendResult{}, errors.New("response header " + hdrTimestamp + ": not a number")
 		}
+		r.Timestamp = time.UnixMilli(ms)
+	}
+	if r.ProducerSeq, _, err = headerUint(h, hdrProducerSeq); err != nil {
+		return AppendResult{}, err
 	}
 	return r, nil
 }

@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/picowire"
-	"github.com/picomq/pico/domain"
 )
 
 func ackAppend(w http.ResponseWriter, r *http.Request) {
@@ -19,9 +19,9 @@ func ackAppend(w http.ResponseWriter, r *http.Request) {
 func TestAppendOneRecordSendsRawBody(t *testing.T) {
 	c, seen := serve(t, ackAppend)
 	match := uint64(3)
-	got, err := c.Append(t.Context(), "/s", []domain.Record{{Body: []byte("hello")}}, AppendOptions{
+	got, err := c.Append(t.Context(), "/s", []Record{{Body: []byte("hello")}}, AppendOptions{
 		ContentType: "text/plain", MatchSeq: &match, Close: true,
-		Producer: &domain.ProducerStamp{ID: "w1", Epoch: 2, Seq: 9},
+		Producer: &ProducerStamp{ID: "w1", Epoch: 2, Seq: 9},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,16 +32,16 @@ func TestAppendOneRecordSendsRawBody(t *testing.T) {
 		h.Get(hdrProducerEpoch) != "2" || h.Get(hdrProducerSeq) != "9" {
 		t.Fatalf("request %s %q %v", seen.method, seen.body, h)
 	}
-	want := AppendResult{Start: 3, Next: 4, TimestampMs: 1700000000000, Applied: true}
-	if got != want {
+	want := AppendResult{Start: 3, Next: 4, Timestamp: time.UnixMilli(1700000000000), Applied: true}
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
 
 func TestAppendBatchesWhenARecordIsNotPlain(t *testing.T) {
-	for name, records := range map[string][]domain.Record{
+	for name, records := range map[string][]Record{
 		"many":    {{Body: []byte("a")}, {Body: []byte("b")}},
-		"headers": {{Headers: []domain.Header{{Key: "k", Value: "v"}}, Body: []byte("a")}},
+		"headers": {{Headers: []Header{{Key: "k", Value: "v"}}, Body: []byte("a")}},
 		"empty":   {{}},
 	} {
 		c, seen := serve(t, ackAppend)
@@ -56,7 +56,7 @@ func TestAppendBatchesWhenARecordIsNotPlain(t *testing.T) {
 			t.Fatalf("%s: decoded %v %v", name, decoded, err)
 		}
 		for i := range records {
-			if string(decoded[i].Body) != string(records[i].Body) || !reflect.DeepEqual(decoded[i].Headers, records[i].Headers) {
+			if string(decoded[i].Body) != string(records[i].Body) || !reflect.DeepEqual(decoded[i].Headers, wireRecords(records)[i].Headers) {
 				t.Fatalf("%s: record %d = %+v", name, i, decoded[i])
 			}
 		}
@@ -94,7 +94,7 @@ func TestAppendMatchFailureCarriesTail(t *testing.T) {
 		fmt.Fprint(w, `{"error":"match_failed","message":"match failed: expected tail 1, actual 5","next_seq":5}`)
 	})
 	match := uint64(1)
-	_, err := c.Append(t.Context(), "/s", []domain.Record{{Body: []byte("x")}}, AppendOptions{MatchSeq: &match})
+	_, err := c.Append(t.Context(), "/s", []Record{{Body: []byte("x")}}, AppendOptions{MatchSeq: &match})
 	api, ok := err.(*APIError)
 	if !ok || api.Status != 412 || api.Code != "match_failed" || api.NextSeq == nil || *api.NextSeq != 5 {
 		t.Fatalf("err %#v", err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/picomq/pico/adapters/internal/client/httpclient"
 	"github.com/picomq/pico/adapters/picowire"
-	"github.com/picomq/pico/domain"
 )
 
 // captured is what a fake server saw of one request.
@@ -67,9 +66,9 @@ func TestRedirect307ResendsMethodHeadersAndBody(t *testing.T) {
 		http.Redirect(w, r, owner.BaseURL()+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(front.Close)
-	records := []domain.Record{{Body: []byte("a")}, {Body: []byte("b")}}
+	records := []Record{{Body: []byte("a")}, {Body: []byte("b")}}
 	got, err := New(front.URL, Options{}).Append(t.Context(), "/orders", records,
-		AppendOptions{Producer: &domain.ProducerStamp{ID: "p", Epoch: 1, Seq: 2}})
+		AppendOptions{Producer: &ProducerStamp{ID: "p", Epoch: 1, Seq: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +76,7 @@ func TestRedirect307ResendsMethodHeadersAndBody(t *testing.T) {
 		t.Fatalf("result %+v", got)
 	}
 	if seen.method != http.MethodPost || seen.path != "/orders" || seen.header.Get(hdrProducerID) != "p" ||
-		seen.header.Get("Content-Type") != picowire.BatchContentType || string(seen.body) != string(picowire.EncodeBatch(records)) {
+		seen.header.Get("Content-Type") != picowire.BatchContentType || string(seen.body) != string(picowire.EncodeBatch(wireRecords(records))) {
 		t.Fatalf("the owner saw %s %s %v body %q", seen.method, seen.path, seen.header, seen.body)
 	}
 }

@@ -21,6 +21,8 @@ const (
 	hdrProducerID    = "Pico-Producer-Id"
 	hdrProducerEpoch = "Pico-Producer-Epoch"
 	hdrProducerSeq   = "Pico-Producer-Seq"
+	hdrExpectedSeq   = "Pico-Expected-Seq"
+	hdrReceivedSeq   = "Pico-Received-Seq"
 )
 
 // headerUint reads a decimal header; absent is (0, false, nil).

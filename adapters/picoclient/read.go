@@ -3,6 +3,7 @@ package picoclient
 import (
 	"context"
 	"fmt"
+	"iter"
 	"mime"
 	"net/http"
 	"net/url"
@@ -11,7 +12,7 @@ import (
 	"github.com/picomq/pico/adapters/picowire"
 )
 
-// ReadOptions choose where a read starts and how much it returns.
+// ReadOptions choose where a page starts and how much it holds.
 type ReadOptions struct {
 	Seq      uint64 // first seq to read
 	Now      bool   // start at the tail instead of Seq
@@ -22,7 +23,7 @@ type ReadOptions struct {
 
 // Page is one read's records and where the next read starts.
 type Page struct {
-	Records  []picowire.SeqRecord
+	Records  []Record
 	Next     uint64 // seq to read from next
 	UpToDate bool   // the page reached the tail
 	Closed   bool   // the stream is closed and the page reached the tail
@@ -32,9 +33,34 @@ type Page struct {
 // keep a hostile count from sizing allocations.
 var readLimits = picowire.BatchLimits{MaxRecords: maxResponseBytes / 24, MaxHeaders: 1 << 16}
 
-// Read returns one page of records. A long-poll that times out returns an
-// empty page that is up to date.
-func (c *Client) Read(ctx context.Context, name string, opts ReadOptions) (Page, error) {
+// Read iterates over the stream's records from seq from to its tail as the
+// last page finds it, a page of the server's size at a time. It yields an
+// error at most once, and then stops; it does not retry (Subscribe does).
+// Records below the stream's start (trimmed or expired) are skipped.
+func (c *Client) Read(ctx context.Context, name string, from uint64) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for {
+			page, err := c.ReadPage(ctx, name, ReadOptions{Seq: from})
+			if err != nil {
+				yield(Record{}, err)
+				return
+			}
+			for _, r := range page.Records {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			if page.UpToDate || page.Next <= from {
+				return
+			}
+			from = page.Next
+		}
+	}
+}
+
+// ReadPage returns one page of records. A long-poll that times out returns
+// an empty page that is up to date.
+func (c *Client) ReadPage(ctx context.Context, name string, opts ReadOptions) (Page, error) {
 	resp, err := c.do(ctx, request{method: http.MethodGet, name: name, query: readQuery(opts)})
 	if err != nil {
 		return Page{}, err
@@ -46,8 +72,13 @@ func (c *Client) Read(ctx context.Context, name string, opts ReadOptions) (Page,
 	if resp.status == http.StatusNoContent || len(resp.body) == 0 {
 		return page, nil
 	}
-	if page.Records, err = decodePage(resp); err != nil {
+	records, err := decodePage(resp)
+	if err != nil {
 		return Page{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	page.Records = readRecords(records)
+	if n := len(page.Records); n > 0 && page.Records[n-1].Seq >= page.Next {
+		page.Next = page.Records[n-1].Seq + 1 // never behind what it holds
 	}
 	return page, nil
 }

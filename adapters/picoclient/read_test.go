@@ -21,7 +21,7 @@ func TestReadAsksForBinaryAndDecodesIt(t *testing.T) {
 		w.Header().Set(hdrUpToDate, "true")
 		w.Write(picowire.EncodeBatchResponse(page))
 	})
-	got, err := c.Read(t.Context(), "/s", ReadOptions{Seq: 5, Count: 2, Bytes: 1024})
+	got, err := c.ReadPage(t.Context(), "/s", ReadOptions{Seq: 5, Count: 2, Bytes: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestReadUnderstandsJSONPages(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Write(picowire.EncodeJSONRecords(page))
 	})
-	got, err := c.Read(t.Context(), "/s", ReadOptions{})
+	got, err := c.ReadPage(t.Context(), "/s", ReadOptions{})
 	if err != nil || !samePage(got.Records, page) {
 		t.Fatalf("page %+v err %v", got, err)
 	}
@@ -51,7 +51,7 @@ func TestLongPollTimeoutIsAnEmptyUpToDatePage(t *testing.T) {
 		w.Header().Set(hdrUpToDate, "true")
 		w.WriteHeader(http.StatusNoContent)
 	})
-	got, err := c.Read(t.Context(), "/s", ReadOptions{Now: true, LongPoll: true})
+	got, err := c.ReadPage(t.Context(), "/s", ReadOptions{Now: true, LongPoll: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,18 +65,18 @@ func TestLongPollTimeoutIsAnEmptyUpToDatePage(t *testing.T) {
 
 func TestReadRejectsAMalformedPage(t *testing.T) {
 	c, _ := serve(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte{1, 0, 0, 0, 9}) })
-	if _, err := c.Read(t.Context(), "/s", ReadOptions{}); err == nil {
+	if _, err := c.ReadPage(t.Context(), "/s", ReadOptions{}); err == nil {
 		t.Fatal("a truncated page was accepted")
 	}
 }
 
-func samePage(a, b []picowire.SeqRecord) bool {
+func samePage(a []Record, b []picowire.SeqRecord) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Seq != b[i].Seq || a[i].TimestampMs != b[i].TimestampMs || string(a[i].Body) != string(b[i].Body) ||
-			len(a[i].Headers) != len(b[i].Headers) || (len(a[i].Headers) > 0 && !reflect.DeepEqual(a[i].Headers, b[i].Headers)) {
+		if a[i].Seq != b[i].Seq || a[i].Timestamp.UnixMilli() != b[i].TimestampMs || string(a[i].Body) != string(b[i].Body) ||
+			len(a[i].Headers) != len(b[i].Headers) || (len(a[i].Headers) > 0 && !reflect.DeepEqual(wireRecords(a[i : i+1])[0].Headers, b[i].Headers)) {
 			return false
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/picomq/pico/adapters/dsclient"
 	"github.com/picomq/pico/adapters/picoclient"
-	"github.com/picomq/pico/domain"
 )
 
 // streamClient is what the verbs need of a wire protocol. Positions in a
@@ -86,7 +85,7 @@ func (p picoStreams) head(ctx context.Context, name string) (streamInfo, error) 
 func (p picoStreams) appender(_ context.Context, name, contentType string, _ int) (appendFunc, error) {
 	opts := picoclient.AppendOptions{ContentType: contentType}
 	return func(ctx context.Context, lines [][]byte) (appended, error) {
-		records := make([]domain.Record, len(lines))
+		records := make([]picoclient.Record, len(lines))
 		for i, line := range lines {
 			records[i].Body = line
 		}
@@ -110,25 +109,15 @@ func (p picoStreams) read(ctx context.Context, name, from string, limit int, lon
 			return page{}, fmt.Errorf("position %q: want a seq", from)
 		}
 	}
-	got, err := p.c.Read(ctx, name, picoclient.ReadOptions{Seq: seq, Count: limit, LongPoll: longPoll})
+	got, err := p.c.ReadPage(ctx, name, picoclient.ReadOptions{Seq: seq, Count: limit, LongPoll: longPoll})
 	if err != nil {
 		return page{}, err
 	}
-	out := page{framed: true, next: seqText(nextSeq(got)), upToDate: got.UpToDate, closed: got.Closed}
+	out := page{framed: true, next: seqText(got.Next), upToDate: got.UpToDate, closed: got.Closed}
 	for _, r := range got.Records {
 		out.records = append(out.records, printRecord{seq: seqText(r.Seq), body: r.Body})
 	}
 	return out, nil
-}
-
-// nextSeq is where to read after page: its Pico-Next-Seq, and never behind
-// its last record.
-func nextSeq(page picoclient.Page) uint64 {
-	next := page.Next
-	if n := len(page.Records); n > 0 && page.Records[n-1].Seq >= next {
-		next = page.Records[n-1].Seq + 1
-	}
-	return next
 }
 
 func (p picoStreams) tailStart(ctx context.Context, name string, n uint64) (string, error) {

@@ -83,12 +83,12 @@ func TestAuthClusterTwoNodes(t *testing.T) {
 		c := picoclient.New(n2.URL, picoclient.Options{Token: wire, Timeout: 10 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := c.Append(ctx, "/c/orders", []domain.Record{{Body: []byte("client")}}, picoclient.AppendOptions{ContentType: "text/plain"}); err != nil {
+		if _, err := c.Append(ctx, "/c/orders", []picoclient.Record{{Body: []byte("client")}}, picoclient.AppendOptions{ContentType: "text/plain"}); err != nil {
 			t.Fatalf("picoclient append through node 2's redirect: %v", err)
 		}
 		var api *picoclient.APIError
 		anon := picoclient.New(n2.URL, picoclient.Options{Timeout: 10 * time.Second})
-		if _, err := anon.Append(ctx, "/c/orders", []domain.Record{{Body: []byte("anonymous")}}, picoclient.AppendOptions{}); !errors.As(err, &api) || api.Status != http.StatusUnauthorized {
+		if _, err := anon.Append(ctx, "/c/orders", []picoclient.Record{{Body: []byte("anonymous")}}, picoclient.AppendOptions{}); !errors.As(err, &api) || api.Status != http.StatusUnauthorized {
 			t.Fatalf("picoclient append without a token: %v, want a 401", err)
 		}
 

@@ -6,6 +6,7 @@ package picoproc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +32,15 @@ var built struct {
 // Binary builds cmd/pico on first use and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
+	path, err := Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Build is Binary for callers without a test, such as a TestMain.
+func Build() (string, error) {
 	built.once.Do(func() {
 		built.dir, built.err = os.MkdirTemp("", "pico-bin-")
 		if built.err != nil {
@@ -41,9 +51,9 @@ func Binary(t testing.TB) string {
 		built.out, built.err = cmd.CombinedOutput()
 	})
 	if built.err != nil {
-		t.Fatalf("build pico: %v\n%s", built.err, built.out)
+		return "", fmt.Errorf("build pico: %w\n%s", built.err, built.out)
 	}
-	return built.path
+	return built.path, nil
 }
 
 // RemoveBinary deletes the built binary: a package's TestMain calls it once
@@ -117,22 +127,50 @@ func Serve(t testing.TB, args ...string) *Process {
 // ServeIn is Serve in the environment env.
 func ServeIn(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	p := &Process{Stdout: &Output{}, Stderr: &Output{}, exited: make(chan struct{})}
-	p.Cmd = exec.Command(Binary(t), append([]string{"serve"}, args...)...)
-	p.Cmd.Env = env
-	p.Cmd.Stdout, p.Cmd.Stderr = p.Stdout, p.Stderr
-	if err := p.Cmd.Start(); err != nil {
+	p, err := start(Binary(t), env, args)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.waitErr = p.Cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		p.Kill()
 		if t.Failed() {
 			t.Logf("pico serve %s stderr (the last %d bytes at most):\n%s", p.URL, logTail, lastBytes(p.Stderr.String(), logTail))
 		}
 	})
-	p.awaitReady(t)
+	if err := p.awaitReady(); err != nil {
+		t.Fatal(err)
+	}
 	return p
+}
+
+// Start is Serve for callers without a test, such as a TestMain: it
+// builds the binary if need be, and the caller kills the process.
+func Start(env []string, args ...string) (*Process, error) {
+	bin, err := Build()
+	if err != nil {
+		return nil, err
+	}
+	p, err := start(bin, env, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.awaitReady(); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+func start(bin string, env, args []string) (*Process, error) {
+	p := &Process{Stdout: &Output{}, Stderr: &Output{}, exited: make(chan struct{})}
+	p.Cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
+	p.Cmd.Env = env
+	p.Cmd.Stdout, p.Cmd.Stderr = p.Stdout, p.Stderr
+	if err := p.Cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { p.waitErr = p.Cmd.Wait(); close(p.exited) }()
+	return p, nil
 }
 
 // logTail bounds the output a failed test logs.
@@ -145,23 +183,22 @@ func lastBytes(s string, n int) string {
 	return s
 }
 
-func (p *Process) awaitReady(t testing.TB) {
-	t.Helper()
+func (p *Process) awaitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
 		case <-p.exited:
-			t.Fatalf("pico serve exited before ready (%v)\nstdout:\n%s\nstderr:\n%s", p.waitErr, p.Stdout, p.Stderr)
+			return fmt.Errorf("pico serve exited before ready (%v)\nstdout:\n%s\nstderr:\n%s", p.waitErr, p.Stdout, p.Stderr)
 		default:
 		}
 		if p.URL == "" {
 			p.parseBanner()
 		}
 		if p.URL != "" && Status(p.AdminURL+"/ready") == http.StatusOK {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pico serve never became ready\nstdout:\n%s\nstderr:\n%s", p.Stdout, p.Stderr)
+			return fmt.Errorf("pico serve never became ready\nstdout:\n%s\nstderr:\n%s", p.Stdout, p.Stderr)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}

@@ -24,6 +24,7 @@ type benchOptions struct {
 	recordSize  int
 	keep        bool
 	asJSON      bool
+	producer    bool // through the Go client's Producer, one a stream
 }
 
 // A request stays within the server's default limits: 8 MiB of body, with
@@ -36,7 +37,7 @@ const (
 )
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "pico bench [-d DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--keep] [--json]")
+	cmd := newCommand("bench", "pico bench [-d DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--producer] [--keep] [--json]")
 	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
 --record-size bytes to them for --duration, --window appends in flight, each
 of --batch records. Each of the --window writers goes through the streams
@@ -46,6 +47,11 @@ is once it is durable. Prints the rate every second to stderr and a summary
 (throughput and append latency) to stdout, then deletes the streams unless
 --keep. With --protocol ds and --batch above 1 the streams are
 application/json and each record is a JSON string.
+
+With --producer (Pico only) each stream gets one idempotent Producer of the
+Go client: records are appended one at a time, --batch bounds its batches
+and --window its batches in flight, and the latency is per record, from
+Append to its acknowledgement.
 `
 	o := benchOptions{}
 	cmd.fs.DurationVar(&o.duration, "d", 15*time.Second, "how long to append")
@@ -59,6 +65,7 @@ application/json and each record is a JSON string.
 	cmd.fs.IntVar(&o.recordSize, "record-size", 1024, "bytes per record")
 	cmd.fs.BoolVar(&o.keep, "keep", false, "keep the streams afterwards")
 	cmd.fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+	cmd.fs.BoolVar(&o.producer, "producer", false, "append through one idempotent producer a stream (Pico)")
 	if _, err := cmd.parse(args, 0, 0); err != nil {
 		return err
 	}
@@ -73,6 +80,9 @@ application/json and each record is a JSON string.
 	for i := range clients {
 		clients[i] = clientFor(settings, cred)
 	}
+	if o.producer && clients[0].protocol() != "pico" {
+		return cmd.usageError("--producer needs --protocol pico")
+	}
 	b, err := newBench(ctx, o, clients)
 	if b != nil && !o.keep {
 		defer b.deleteStreams(stderr)
@@ -82,7 +92,11 @@ application/json and each record is a JSON string.
 	}
 	fmt.Fprintf(stderr, "appending to %d %s stream(s) under /bench/ for %v: %d in flight, %d x %d bytes each\n",
 		o.streams, clients[0].protocol(), o.duration, o.window, o.batch, o.recordSize)
-	res, err := b.run(ctx, stderr)
+	run := b.run
+	if o.producer {
+		run = b.runProducers
+	}
+	res, err := run(ctx, stderr)
 	if printErr := res.print(stdout, o.asJSON); err == nil {
 		err = printErr
 	}
@@ -150,13 +164,7 @@ func newBench(ctx context.Context, o benchOptions, clients []streamClient) (*ben
 func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	var appends atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	// One histogram for all writers (one each would take 140 KB a writer):
-	// recording under a lock costs nothing beside an HTTP round trip.
-	latency := newLatencyHistogram()
-	var latencyMu sync.Mutex
+	tally := newBenchTally(stop)
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(b.o.duration)
@@ -168,32 +176,66 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 				send := b.send[w%len(b.send)][i%len(b.names)]
 				t0 := time.Now()
 				if _, err := send(ctx, b.records); err != nil {
-					if ctx.Err() == nil {
-						errOnce.Do(func() { firstErr = streamError(b.names[i%len(b.names)], err) })
-					}
-					stop()
+					tally.fail(ctx, b.names[i%len(b.names)], err)
 					return
 				}
-				took := min(time.Since(t0).Microseconds(), latency.HighestTrackableValue()) // beyond a minute: as a minute
-				latencyMu.Lock()
-				_ = latency.RecordValue(took)
-				latencyMu.Unlock()
-				appends.Add(1)
+				tally.acked(t0)
 			}
 		})
 	}
+	return b.finish(ctx, start, &wg, tally, stderr)
+}
+
+// finish waits for the writers, printing progress, and sums the run up.
+func (b *bench) finish(ctx context.Context, start time.Time, wg *sync.WaitGroup, tally *benchTally, stderr io.Writer) (benchResult, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	b.progress(start, &appends, done, stderr)
-	res := benchResult{opts: b.o, protocol: b.clients[0].protocol(), appends: appends.Load(), elapsed: time.Since(start)}
+	b.progress(start, &tally.appends, done, stderr)
+	res := benchResult{opts: b.o, protocol: b.clients[0].protocol(), appends: tally.appends.Load(), elapsed: time.Since(start)}
 	if b.o.keep {
 		res.kept = b.names
 	}
-	res.latency = latency // the writers are done (progress returned)
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = ctx.Err() // interrupted: the summary covers what was done
+	res.latency = tally.latency // the writers are done (progress returned)
+	err := tally.firstErr
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // interrupted: the summary covers what was done
 	}
-	return res, firstErr
+	return res, err
+}
+
+// benchTally counts a run's acknowledged appends and their latency, and
+// keeps its first failure.
+type benchTally struct {
+	appends atomic.Int64
+	// One histogram for all writers (one each would take 140 KB a
+	// writer): recording under a lock costs nothing beside a round trip.
+	mu       sync.Mutex
+	latency  *hdrhistogram.Histogram
+	once     sync.Once
+	firstErr error
+	stop     context.CancelFunc
+}
+
+func newBenchTally(stop context.CancelFunc) *benchTally {
+	return &benchTally{latency: newLatencyHistogram(), stop: stop}
+}
+
+// acked counts an append sent at t0 and acknowledged now.
+func (t *benchTally) acked(t0 time.Time) {
+	took := min(time.Since(t0).Microseconds(), t.latency.HighestTrackableValue()) // beyond a minute: as a minute
+	t.mu.Lock()
+	_ = t.latency.RecordValue(took)
+	t.mu.Unlock()
+	t.appends.Add(1)
+}
+
+// fail keeps the run's first failure on stream name and stops the run; a
+// failure after ctx ended is the stop, not a failure.
+func (t *benchTally) fail(ctx context.Context, name string, err error) {
+	if ctx.Err() == nil {
+		t.once.Do(func() { t.firstErr = streamError(name, err) })
+	}
+	t.stop()
 }
 
 // progress prints the append rate every second until done closes.

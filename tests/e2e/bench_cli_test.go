@@ -67,3 +67,34 @@ func TestCLIBench(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIBenchProducer: pico bench --producer appends through the Go
+// client's Producer, and every record it counts is in a stream once.
+func TestCLIBenchProducer(t *testing.T) {
+	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
+	env := clientEnv(t, n.URL)
+	run := runPico(t, env, "", "bench", "--producer", "-d", "1s", "-w", "2", "-b", "50", "--streams", "2",
+		"--record-size", "100", "--keep", "--json")
+	if run.code != 0 {
+		t.Fatalf("%s: exit %d\nstderr: %s", run.args, run.code, run.stderr)
+	}
+	var got benchSummary
+	if err := json.Unmarshal([]byte(run.stdout), &got); err != nil {
+		t.Fatalf("%s: summary %q: %v", run.args, run.stdout, err)
+	}
+	if got.Records == 0 || got.Records != got.Appends || got.LatencyMs["p50"] <= 0 || len(got.Streams) != 2 {
+		t.Fatalf("%s: summary %+v", run.args, got)
+	}
+	var stored int64
+	for _, name := range got.Streams {
+		n, _ := strconv.ParseInt(send(t, "HEAD", n.URL+name, nil, nil).wantStatus(t, 200).header.Get("Pico-Next-Seq"), 10, 64)
+		stored += n
+	}
+	if stored != got.Records {
+		t.Fatalf("the kept streams hold %d records; bench counted %d acknowledged", stored, got.Records)
+	}
+	t.Logf("%d records in 1 s through two producers", got.Records)
+	if ds := runPico(t, append(env, "PICO_PROTOCOL=ds"), "", "bench", "--producer", "-d", "1s"); ds.code != 2 || !strings.Contains(ds.stderr, "--producer needs --protocol pico") {
+		t.Fatalf("bench --producer --protocol ds: exit %d, stderr %q", ds.code, ds.stderr)
+	}
+}

@@ -40,7 +40,7 @@ func (c *Client) do(ctx context.Context, req request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.HTTP.Do(hreq)
+	resp, err := c.ep.HTTP.Do(hreq)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (c *Client) do(ctx context.Context, req request) (*response, error) {
 }
 
 func (c *Client) newRequest(ctx context.Context, req request) (*http.Request, error) {
-	return c.NewRequest(ctx, req.method, req.name, req.query, req.header, req.body)
+	return c.ep.NewRequest(ctx, req.method, req.name, req.query, req.header, req.body)
 }
 
 func readCapped(r io.Reader, limit int64) ([]byte, error) { return httpclient.ReadCapped(r, limit) }

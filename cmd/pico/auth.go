@@ -158,7 +158,7 @@ func verifyToken(ctx context.Context, p profile, cred credential) (string, error
 	op := "list"
 	if p.Protocol == "ds" {
 		op = "head on /"
-		_, err = dsclient.New(p.Endpoint, clientOptions(p, cred)).Head(ctx, "/")
+		_, err = dsclient.New(p.Endpoint, dsclient.Options(clientOptions(p, cred))).Head(ctx, "/")
 	} else {
 		_, err = picoclient.New(p.Endpoint, clientOptions(p, cred)).List(ctx, "", "", 1)
 	}

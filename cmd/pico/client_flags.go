@@ -220,7 +220,7 @@ func (c *command) client() (streamClient, error) {
 // connections of its own.
 func clientFor(p profile, cred credential) streamClient {
 	if p.Protocol == "ds" {
-		c := dsclient.New(p.Endpoint, clientOptions(p, cred))
+		c := dsclient.New(p.Endpoint, dsclient.Options(clientOptions(p, cred)))
 		checkProtocol(c.HTTP, "ds")
 		return dsStreams{c}
 	}
@@ -231,7 +231,7 @@ func clientFor(p profile, cred credential) streamClient {
 // for what it is.
 func newPicoClient(p profile, cred credential) *picoclient.Client {
 	c := picoclient.New(p.Endpoint, clientOptions(p, cred))
-	checkProtocol(c.HTTP, "pico")
+	checkProtocol(c.HTTPClient(), "pico")
 	return c
 }
 

@@ -68,6 +68,8 @@ func runVerb(ctx context.Context, name string, args []string, stdin io.Reader, s
 	switch {
 	case name == "help" && len(args) > 0 && args[0] == "serve":
 		return &helpRequest{text: serveHelp()}
+	case name == "help" && len(args) > 0 && args[0] == "probe":
+		return &helpRequest{text: probeHelp()}
 	case name == "help" && len(args) > 0 && verbs[args[0]] != nil:
 		return runVerb(ctx, args[0], []string{"-h"}, stdin, stdout, stderr)
 	case name == "help":
@@ -84,7 +86,7 @@ func runVerb(ctx context.Context, name string, args []string, stdin io.Reader, s
 
 // unknownCommand names the nearest command, if one is near.
 func unknownCommand(name string) error {
-	names := []string{"serve", "help"}
+	names := []string{"serve", "help", "probe"}
 	for v := range verbs {
 		names = append(names, v)
 	}

@@ -11,6 +11,10 @@ import (
 // defaultProbeURL is /ready on the admin listener's default port.
 const defaultProbeURL = "http://127.0.0.1:9090/ready"
 
+func probeHelp() string {
+	return fmt.Sprintf("usage: pico probe [URL]\n\nexit 0 when URL (default %s) answers 200, else 1; for container healthchecks\n", defaultProbeURL)
+}
+
 // probe is `pico probe [URL]`: exit 0 when URL (default /ready on the
 // admin listener) answers 200. The container image has no shell, curl or
 // wget, so its healthchecks run the binary itself.
@@ -18,7 +22,7 @@ func probe(args []string) int {
 	url := defaultProbeURL
 	switch {
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
-		fmt.Printf("usage: pico probe [URL]\n\nexit 0 when URL (default %s) answers 200, else 1; for container healthchecks\n", defaultProbeURL)
+		fmt.Print(probeHelp())
 		return 0
 	case len(args) == 1:
 		url = args[0]

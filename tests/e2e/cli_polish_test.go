@@ -16,7 +16,7 @@ import (
 // command or flag, and exits 2.
 func TestCLIHelpGoesToStdout(t *testing.T) {
 	env := clientEnv(t, "http://"+closedAddr(t))
-	for _, args := range [][]string{{"help"}, {"-h"}, {"serve", "-h"}, {"serve", "--help"}, {"help", "serve"}, {"create", "-h"}, {"admin", "-h"}, {"help", "read"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"serve", "-h"}, {"serve", "--help"}, {"help", "serve"}, {"create", "-h"}, {"admin", "-h"}, {"help", "read"}, {"help", "probe"}, {"probe", "-h"}} {
 		r := runPico(t, env, "", args...)
 		if r.code != 0 || !strings.Contains(r.stdout, "usage: pico") || r.stderr != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the help on stdout", r.args, r.code, clipText(r.stdout), r.stderr)
@@ -29,6 +29,7 @@ func TestCLIHelpGoesToStdout(t *testing.T) {
 		t.Errorf("pico serve -h does not explain --storage's ID@:\n%s", r.stdout)
 	}
 	runPico(t, env, "", "craete", "/s").wantFailure(t, 2, `unknown command "craete" (did you mean create?)`)
+	runPico(t, env, "", "prob").wantFailure(t, 2, `unknown command "prob" (did you mean probe?)`)
 	runPico(t, env, "", "create", "/s", "--ttll", "1").wantFailure(t, 2, "unknown flag --ttll (did you mean --ttl?)")
 	r := runPico(t, env, "", "serve", "--lisen", "x")
 	if r.code != 2 || !strings.Contains(r.stderr, "did you mean --listen?") || strings.Count(r.stderr, "\n") > 2 {

@@ -41,6 +41,12 @@ type StreamConfig struct {
 	AccessedAtEpoch uint64
 }
 
+// Timed reports whether time alone changes the stream: its records age
+// out, or the stream itself expires.
+func (c StreamConfig) Timed() bool {
+	return c.TTLSec > 0 || c.ExpiresAtMs != 0 || c.IdleTTLSec > 0
+}
+
 // IsJSON reports whether a content type is JSON (application/json, any
 // parameters): such streams hold one JSON value per record.
 func IsJSON(contentType string) bool {

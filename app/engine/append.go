@@ -123,14 +123,14 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 	s.mu.Lock()
 	s.records = append(s.records, recs...) // invisible until confirmed passes them
 	s.mu.Unlock()
-	if err := e.cfg.WAL.SubmitBy(deadline, f, func(err error) { s.durable(f, err); done <- err }); err != nil {
+	if err := e.cfg.WAL.SubmitBy(deadline, f, func(err error) { e.durable(s, f, err); done <- err }); err != nil {
 		if errors.Is(err, wal.ErrBacklog) { // nothing was submitted: the stream is as it was
 			s.mu.Lock()
 			s.records = s.records[:len(s.records)-len(recs)]
 			s.mu.Unlock()
 			return domain.Verdict{}, nil, fmt.Errorf("%w: %w", ErrNotDurable, err)
 		}
-		s.durable(f, err)
+		e.durable(s, f, err)
 		return domain.Verdict{}, nil, err
 	}
 	s.write.Accept(req, v)

@@ -2,9 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/picomq/pico/domain"
 )
@@ -97,14 +96,18 @@ func smallRun(v *domain.State, st *domain.Stream) []*domain.Object {
 	return run
 }
 
-// compactAll compacts every local stream that has enough small objects.
+// compactAll compacts the local streams whose objects changed since they
+// were last found with too few small objects to merge.
 func (e *Engine) compactAll(ctx context.Context) {
-	e.mu.Lock()
-	ids := slices.Collect(maps.Keys(e.streams))
-	e.mu.Unlock()
-	for _, id := range ids {
-		if _, err := e.Compact(ctx, id); err != nil && ctx.Err() == nil {
+	for _, id := range e.toCompact.take() {
+		n, err := e.Compact(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotLocal), errors.Is(err, ErrNotFound):
+		case err != nil && ctx.Err() == nil:
 			e.cfg.Logger.Warn("compaction failed", "stream", id, "err", err)
+			e.toCompact.add(id)
+		case err != nil || n > 0: // stopped, or another run may follow
+			e.toCompact.add(id)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (e *Engine) proposeDelete(ctx context.Context, id, epoch uint64, s *stream)
 	}
 	if s != nil {
 		e.mu.Lock()
-		delete(e.streams, id)
+		e.unpublish(s)
 		e.mu.Unlock()
 		s.mu.Lock()
 		pending := recordsSize(s.records[s.committed-s.base:])

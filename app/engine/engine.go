@@ -102,6 +102,13 @@ type Engine struct {
 	uncommitted int
 	room        chan struct{}
 	kick        chan struct{} // asks the maintenance loop for an upload now
+
+	// toUpload and toCompact are the streams the next upload and
+	// compaction rounds visit.
+	toUpload, toCompact dirtySet
+	// timed holds the local streams whose configuration is Timed, the only
+	// ones the retention sweep visits. Under mu.
+	timed map[uint64]struct{}
 }
 
 // New returns an engine with no open streams.
@@ -133,7 +140,7 @@ func New(cfg Config) *Engine {
 	if cfg.AppendTimeout <= 0 {
 		cfg.AppendTimeout = 10 * time.Second
 	}
-	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, closing: map[uint64]bool{},
+	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, timed: map[uint64]struct{}{}, closing: map[uint64]bool{},
 		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),
 		fenced: map[domain.Proposer]*fencedWAL{}, deadWALs: deadWALPasses{fenceKeys: map[string]bool{}, unclosed: map[uint64]uint64{}},
 		room: make(chan struct{}), kick: make(chan struct{}, 1)}
@@ -144,6 +151,29 @@ func (e *Engine) local(id uint64) (*stream, bool) {
 	defer e.mu.Unlock()
 	s, ok := e.streams[id]
 	return s, ok
+}
+
+// publish makes s the local stream of its id, marked for an upload (a
+// recovery may have loaded records) and a compaction check. e.mu is held.
+func (e *Engine) publish(s *stream) {
+	e.streams[s.id] = s
+	e.toUpload.add(s.id)
+	e.toCompact.add(s.id)
+	v := e.cfg.Plane.View()
+	if st, ok := v.Stream(s.id); ok {
+		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && cfg.Timed() {
+			e.timed[s.id] = struct{}{}
+		}
+	}
+}
+
+// unpublish forgets local stream s, if it is still the one of its id.
+// e.mu is held.
+func (e *Engine) unpublish(s *stream) {
+	if e.streams[s.id] == s {
+		delete(e.streams, s.id)
+		delete(e.timed, s.id)
+	}
 }
 
 // Open makes this process the writer of stream id and returns its handle.

@@ -157,9 +157,7 @@ func (e *Engine) dropInDoubt(s *stream) {
 // a cleanly closed stream does not read).
 func (e *Engine) dropClosed(s *stream) {
 	e.mu.Lock()
-	if e.streams[s.id] == s {
-		delete(e.streams, s.id)
-	}
+	e.unpublish(s)
 	e.mu.Unlock()
 	s.mu.Lock()
 	if s.failed == nil {

@@ -90,7 +90,7 @@ func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.streams[st.ID]; !ok {
-		e.streams[st.ID] = s
+		e.publish(s)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	// Read before s is published: appends then move it, under its gate.
 	next := s.write.Next
 	e.mu.Lock()
-	e.streams[prev.ID] = s
+	e.publish(s)
 	e.mu.Unlock()
 	// Durability point of the recovery: the recovered frames, producer
 	// stamps and writer sequences included, are in this process's WAL.

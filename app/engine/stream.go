@@ -115,6 +115,15 @@ func (s *stream) durable(f *domain.Frame, err error) {
 	s.notifyLocked()
 }
 
+// durable is s.durable, and marks s for the next upload once records are
+// durable.
+func (e *Engine) durable(s *stream, f *domain.Frame, err error) {
+	s.durable(f, err)
+	if err == nil {
+		e.toUpload.add(s.id)
+	}
+}
+
 // wake tells waiting readers that something other than the confirm offset
 // changed (a seal, a delete).
 func (s *stream) wake() {

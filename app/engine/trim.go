@@ -93,6 +93,19 @@ func (e *Engine) Local() []uint64 {
 	return ids
 }
 
+// LocalTimed is the streams this process writes whose configuration is
+// Timed (domain.StreamConfig): records age out or the stream expires.
+// Others never need a retention sweep.
+func (e *Engine) LocalTimed() []uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]uint64, 0, len(e.timed))
+	for id := range e.timed {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // BlockCache reads the block cache's size and hit counts.
 func (e *Engine) BlockCache() CacheStats { return e.blocks.stats() }
 

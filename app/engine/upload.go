@@ -53,7 +53,22 @@ func (e *Engine) uploadOnce(ctx context.Context) (n int, more bool, err error) {
 		return 0, false, e.retireWAL(ctx)
 	}
 	n, adopted, err := e.uploadParts(ctx, parts)
+	e.requeue(parts)
 	return n, (full || adopted) && err == nil, err
+}
+
+// requeue marks the parts' streams for the next upload if records are left
+// to upload (a failed or partial commit), and for compaction.
+func (e *Engine) requeue(parts []uploadPart) {
+	for _, p := range parts {
+		p.s.mu.Lock()
+		left := p.s.failed == nil && p.s.confirmed > p.s.committed
+		p.s.mu.Unlock()
+		if left {
+			e.toUpload.add(p.s.id)
+		}
+		e.toCompact.add(p.s.id)
+	}
 }
 
 // uploadParts writes parts as one data object and commits it; adopted
@@ -85,17 +100,22 @@ func (e *Engine) uploadParts(ctx context.Context, parts []uploadPart) (n int, ad
 // collect gathers, per local stream, the records in [committed, confirmed),
 // up to about MaxObjectBytes; full reports that it stopped there.
 func (e *Engine) collect() (parts []uploadPart, full bool) {
+	ids := e.toUpload.take()
 	e.mu.Lock()
-	streams := make([]*stream, 0, len(e.streams))
-	for _, s := range e.streams {
-		streams = append(streams, s)
+	streams := make([]*stream, 0, len(ids))
+	for _, id := range ids {
+		if s, ok := e.streams[id]; ok {
+			streams = append(streams, s)
+		}
 	}
 	e.mu.Unlock()
-	sort.Slice(streams, func(i, j int) bool { return streams[i].id < streams[j].id })
 	size := 0
-	for _, s := range streams {
+	for i, s := range streams {
 		if size >= e.cfg.MaxObjectBytes {
-			return parts, true // the rest goes in the next pass
+			for _, rest := range streams[i:] {
+				e.toUpload.add(rest.id) // the rest goes in the next pass
+			}
+			return parts, true
 		}
 		s.mu.Lock()
 		if s.failed == nil && s.confirmed > s.committed {

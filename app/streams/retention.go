@@ -24,8 +24,10 @@ const reapAfterMs = 3_000
 
 // RunRetention enforces record retention (StreamConfig.TTLSec) and stream
 // expiry every period until ctx ends. Each node trims and expires the
-// streams it holds open; the maintenance lease holder also expires streams
-// nobody holds open, every unownedSweepTicks periods. Every step is idempotent and retried next period.
+// streams it holds open whose configuration is Timed, so a stream without
+// time rules costs the sweep nothing; the maintenance lease holder also
+// expires streams nobody holds open, every unownedSweepTicks periods.
+// Every step is idempotent and retried next period.
 func (s *Service) RunRetention(ctx context.Context, every time.Duration, lease engine.LeaseHolder) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -45,7 +47,7 @@ func (s *Service) RunRetention(ctx context.Context, every time.Duration, lease e
 func (s *Service) sweepLocal(ctx context.Context) {
 	v := s.cfg.Plane.View()
 	now := s.cfg.Now().UnixMilli()
-	for _, id := range s.cfg.Engine.Local() {
+	for _, id := range s.cfg.Engine.LocalTimed() {
 		st, ok := v.Stream(id)
 		if !ok {
 			continue

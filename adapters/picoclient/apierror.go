@@ -14,7 +14,7 @@ import (
 // code it carries.
 var (
 	ErrNotFound     = errors.New("stream not found")
-	ErrConflict     = errors.New("conflict with the stream's configuration")
+	ErrConflict     = errors.New("conflict with the stream's state")
 	ErrClosed       = errors.New("stream closed")
 	ErrSequenceGap  = errors.New("producer sequence gap")
 	ErrFenced       = errors.New("producer fenced by a newer epoch")

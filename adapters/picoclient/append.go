@@ -118,8 +118,9 @@ func appendResult(h http.Header) (AppendResult, error) {
 	return r, nil
 }
 
-// Close closes the stream; closing a closed stream succeeds.
-func (c *Client) Close(ctx context.Context, name string) (AppendResult, error) {
+// CloseStream closes the stream to appends; closing a closed stream
+// succeeds.
+func (c *Client) CloseStream(ctx context.Context, name string) (AppendResult, error) {
 	return c.Append(ctx, name, nil, AppendOptions{Close: true})
 }
 

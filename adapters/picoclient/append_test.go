@@ -75,7 +75,7 @@ func TestCloseSendsEmptyClosingPost(t *testing.T) {
 		w.Header().Set(hdrNextSeq, "8")
 		w.Header().Set(hdrClosed, "true")
 	})
-	got, err := c.Close(t.Context(), "/s")
+	got, err := c.CloseStream(t.Context(), "/s")
 	if err != nil {
 		t.Fatal(err)
 	}

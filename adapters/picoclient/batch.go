@@ -41,16 +41,19 @@ func (a *Ack) Wait(ctx context.Context) error {
 	}
 }
 
-// Seq is the record's seq once it is durable. It is not known (false) in
-// one case: the batch was written by an attempt whose answer was lost, and
-// a later batch of the producer landed before the retry learned of it.
+// Seq is the record's seq once it is durable, if the server said it. It
+// does not when an attempt whose answer was lost wrote the batch and a
+// later batch landed before the retry: the record is in the stream once,
+// at a seq the server no longer reports.
 func (a *Ack) Seq() (uint64, bool) {
 	select {
 	case <-a.b.done:
-		return a.b.first + uint64(a.i), a.b.err == nil && a.b.known
+		if a.b.err == nil && a.b.known {
+			return a.b.first + uint64(a.i), true
+		}
 	default:
-		return 0, false
 	}
+	return 0, false
 }
 
 // sealIfOpen seals b when its linger ends, unless it was sealed already.
@@ -98,11 +101,18 @@ func (p *Producer) send(b *batch) {
 		deadline = time.Now().Add(p.o.RetryFor)
 	}
 	wait := newBackoff(p.o.MaxBackoff)
+	var sent ProducerStamp // the last stamp sent: a repeat of it may be a duplicate
 	for {
 		stamp, prev := p.stampFor(b)
+		first := stamp != sent
+		sent = stamp
 		res, err := p.c.Append(p.ctx, p.name, b.records, AppendOptions{Producer: &stamp})
 		var api *APIError
+		errors.As(err, &api)
 		switch {
+		case err == nil && first && !res.Applied:
+			p.fail(b, fmt.Errorf("%w: the server already holds seq %d of epoch %d", ErrEpochInUse, stamp.Seq, stamp.Epoch))
+			return
 		case err == nil:
 			p.written(b, stamp, res)
 			return
@@ -116,11 +126,16 @@ func (p *Producer) send(b *batch) {
 				p.finish(b, prev.err)
 				return
 			}
-		case errors.Is(err, ErrFenced) && p.o.ClaimOnFence && errors.As(err, &api):
+		case errors.Is(err, ErrSequenceGap) && p.rebase(b, stamp, api.ExpectedSeq):
+		case errors.Is(err, ErrFenced) && p.o.ClaimOnFence:
 			p.claim(stamp.Epoch, api.Epoch)
-		case transient(err) && (deadline.IsZero() || time.Now().Before(deadline)) && !p.failedBefore(b):
-			if wait.wait(p.ctx, err) != nil {
-				p.finish(b, fmt.Errorf("producer closed while retrying a batch after: %w", err))
+			if !p.retry(&wait, deadline, err) {
+				p.fail(b, err)
+				return
+			}
+		case transient(err) && !p.failedBefore(b):
+			if !p.retry(&wait, deadline, err) {
+				p.fail(b, fmt.Errorf("%w: %w", ErrUnknownOutcome, err))
 				return
 			}
 		default:
@@ -128,6 +143,31 @@ func (p *Producer) send(b *batch) {
 			return
 		}
 	}
+}
+
+// retry waits before the next attempt, and reports false once deadline
+// has passed or the producer is closing.
+func (p *Producer) retry(wait *backoff, deadline time.Time, err error) bool {
+	if !deadline.IsZero() && time.Now().After(deadline) {
+		return false
+	}
+	return wait.wait(p.ctx, err) == nil
+}
+
+// rebase makes b the seq the server expects, when a claim numbered the new
+// epoch from a batch that had in fact landed at the old one: b is then the
+// lowest batch unresolved. It reports whether b should be sent again.
+func (p *Producer) rebase(b *batch, stamp ProducerStamp, expected *uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case stamp.Epoch != p.epoch:
+		return true // claimed meanwhile: the new stamp decides
+	case expected == nil || p.claimed != p.epoch || len(p.inFlight) == 0 || p.inFlight[0] != b || int64(*expected) > b.index:
+		return false
+	}
+	p.base = b.index - int64(*expected)
+	return true
 }
 
 // stampFor is b's stamp now, and the batch in flight before it, if any.
@@ -153,6 +193,7 @@ func (p *Producer) claim(used uint64, server *uint64) {
 	if server != nil {
 		p.epoch = max(p.epoch, *server+1)
 	}
+	p.claimed = p.epoch
 	p.base = p.inFlight[0].index
 }
 
@@ -164,7 +205,7 @@ func (p *Producer) written(b *batch, stamp ProducerStamp, res AppendResult) {
 		b.first, b.known = res.Start, true
 	case res.ProducerSeq == stamp.Seq && res.Next >= n:
 		// A repeat of the producer's last batch: the server answers
-		// with its tail.
+		// with that batch's end.
 		b.first, b.known = res.Next-n, true
 	}
 	p.finish(b, nil)
@@ -197,6 +238,7 @@ func (p *Producer) abandon(err error) {
 		p.err, p.failedAt = err, -1
 	}
 	p.seal()
+	p.dispatch()
 }
 
 // finish resolves an in-flight batch and frees its slot.

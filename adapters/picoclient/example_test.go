@@ -58,7 +58,7 @@ func ExampleClient_Subscribe() {
 				log.Print(err)
 			}
 		}
-		c.Close(ctx, "/examples/chat")
+		c.CloseStream(ctx, "/examples/chat")
 	}()
 	// Follows the stream live from its start; ends once it is closed.
 	for rec, err := range c.Subscribe(ctx, "/examples/chat", picoclient.SubscribeOptions{Seq: 0}) {

@@ -18,18 +18,20 @@ type ProducerOptions struct {
 	// it stable across restarts of one logical writer, so that the new
 	// process fences the old one.
 	ID string
-	// Epoch is the producer's epoch; 0 means the Unix time in milliseconds
-	// when the producer is made, so that a restarted writer with the same
-	// ID starts above its predecessor.
+	// Epoch is the producer's epoch; 0 means the Unix time in
+	// microseconds when the producer is made, so that a restarted writer
+	// with the same ID starts above its predecessor. An epoch set by hand
+	// must grow with every restart: a reused one fails with ErrEpochInUse.
 	Epoch uint64
 	// ClaimOnFence takes over when another producer with the ID fences
 	// this one: the epoch becomes one above the server's and the
-	// unacknowledged batches are sent again. Two live writers with the ID
-	// then fence each other in turn, and a batch whose answer was lost
-	// just before the fence may be written twice. Off, the producer fails
-	// with ErrFenced.
+	// unacknowledged batches are sent again, after a backoff. Two live
+	// writers with the ID then fence each other in turn, and a batch whose
+	// answer was lost just before the fence may be written twice. Off, the
+	// producer fails with ErrFenced.
 	ClaimOnFence bool
-	// Linger is how long a batch waits for more records; 0 means 5 ms.
+	// Linger is how long a batch waits for more records; 0 means 5 ms,
+	// and a negative value sends each batch as soon as a slot is free.
 	Linger time.Duration
 	// MaxBatchRecords and MaxBatchBytes bound one request; 0 means 500
 	// records and 1 MiB.
@@ -40,8 +42,9 @@ type ProducerOptions struct {
 	// acknowledged; Append waits for room beyond it. 0 means 32 MiB.
 	MaxBufferedBytes int
 	// RetryFor bounds how long one batch is retried on failures that may
-	// pass (a node restarting or failing over, a 503); 0 retries until
-	// Close's context ends.
+	// pass (a node restarting or failing over, a 503, a fence it claims
+	// over); 0 retries until Close's context ends. A batch given up on
+	// fails with ErrUnknownOutcome: it may have been written.
 	RetryFor time.Duration
 	// MaxBackoff caps the wait between retries; 0 means 2 s.
 	MaxBackoff time.Duration
@@ -52,7 +55,7 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 		o.ID = randomID()
 	}
 	if o.Epoch == 0 {
-		o.Epoch = uint64(time.Now().UnixMilli())
+		o.Epoch = uint64(time.Now().UnixMicro())
 	}
 	set := func(v *int, def int) {
 		if *v <= 0 {
@@ -63,7 +66,7 @@ func (o ProducerOptions) withDefaults() ProducerOptions {
 	set(&o.MaxBatchBytes, 1<<20)
 	set(&o.MaxInFlight, 4)
 	set(&o.MaxBufferedBytes, 32<<20)
-	if o.Linger <= 0 {
+	if o.Linger == 0 {
 		o.Linger = 5 * time.Millisecond
 	}
 	o.MaxBufferedBytes = max(o.MaxBufferedBytes, o.MaxBatchBytes)
@@ -83,14 +86,25 @@ var ErrProducerClosed = errors.New("producer closed")
 // MaxBatchBytes on its own.
 var ErrRecordTooLarge = errors.New("record larger than the producer's MaxBatchBytes")
 
+// ErrEpochInUse fails a producer whose first send of a stamp was answered
+// as a duplicate: another producer (or an earlier run) used its id and
+// epoch, and its records would be dropped as repeats.
+var ErrEpochInUse = errors.New("producer id and epoch already used")
+
+// ErrUnknownOutcome fails a batch given up on after failures that may
+// have passed unseen (RetryFor, or Close's context, ended): it may or may
+// not have been written.
+var ErrUnknownOutcome = errors.New("outcome unknown: the records may have been written")
+
 // Producer appends records to one stream in batches, exactly once: each
 // batch carries an idempotent stamp, so a batch sent again after a lost
 // answer, a node restart or a failover is written once, and batches land
 // in the order records were appended. It is safe for concurrent use.
 //
 // A refusal (the stream is closed or missing, the producer is fenced, the
-// credential is refused) fails the producer: every record not yet
-// acknowledged fails with the same error, and so do later Appends.
+// credential is refused) fails the producer: the records not yet
+// acknowledged fail, and so do later Appends, with that error. A failed
+// record was not written, except one that fails with ErrUnknownOutcome.
 type Producer struct {
 	c      *Client
 	name   string
@@ -108,6 +122,7 @@ type Producer struct {
 	index    int64    // the next sealed batch's index
 	err      error    // set once: the producer's failure
 	failedAt int64    // the index of the batch that failed it
+	claimed  uint64   // the last epoch ClaimOnFence took
 	closed   bool
 }
 
@@ -120,7 +135,7 @@ func (c *Client) NewProducer(name string, opts ProducerOptions) *Producer {
 		ctx: ctx, cancel: cancel, epoch: o.Epoch}
 }
 
-// ID is the producer's id, and Epoch its current epoch.
+// ID is the producer's id.
 func (p *Producer) ID() string { return p.o.ID }
 
 // Epoch is the epoch the producer stamps batches with now.
@@ -153,7 +168,7 @@ func (p *Producer) Append(ctx context.Context, rec Record) (*Ack, error) {
 	}
 	if p.open == nil {
 		b := &batch{done: make(chan struct{})}
-		b.linger = time.AfterFunc(p.o.Linger, func() { p.sealIfOpen(b) })
+		b.linger = time.AfterFunc(max(p.o.Linger, 0), func() { p.sealIfOpen(b) })
 		p.open = b
 	}
 	b := p.open
@@ -203,8 +218,8 @@ func (p *Producer) Close(ctx context.Context) error {
 	p.closed = true
 	p.mu.Unlock()
 	err := p.Flush(ctx)
-	if ctx.Err() != nil {
-		p.abandon(fmt.Errorf("producer closed before its records were acknowledged: %w", ctx.Err()))
+	if err != nil && ctx.Err() != nil {
+		p.abandon(fmt.Errorf("%w: producer closed before its records were acknowledged: %w", ErrUnknownOutcome, ctx.Err()))
 	}
 	p.cancel()
 	return err

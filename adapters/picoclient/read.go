@@ -50,7 +50,11 @@ func (c *Client) Read(ctx context.Context, name string, from uint64) iter.Seq2[R
 					return
 				}
 			}
-			if page.UpToDate || page.Next <= from {
+			if page.UpToDate {
+				return
+			}
+			if page.Next <= from {
+				yield(Record{}, fmt.Errorf("read %s: the page from seq %d is neither up to date nor past it", name, from))
 				return
 			}
 			from = page.Next

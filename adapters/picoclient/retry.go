@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 )
 
@@ -17,15 +19,23 @@ const (
 )
 
 // transient reports whether a request that failed with err may succeed if
-// sent again unchanged: the node restarting, failing over, moving the
-// stream or asking to wait. A refusal (4xx) stays a refusal.
+// sent again unchanged: the node restarting, failing over or asking to
+// wait, the network dropping or timing out. A refusal (4xx) stays a
+// refusal, and so do a bad endpoint, a TLS failure and a redirect refused.
 func transient(err error) bool {
 	var api *APIError
 	if errors.As(err, &api) {
 		return api.Status >= 500 || api.Status == http.StatusTooManyRequests || api.Status == http.StatusRequestTimeout
 	}
-	var transport *url.Error
-	return errors.As(err, &transport) || errors.Is(err, io.ErrUnexpectedEOF)
+	var request *url.Error
+	if errors.As(err, &request) {
+		err = request.Err // a *url.Error is itself a net.Error: look inside
+	}
+	var op *net.OpError
+	var timeout net.Error
+	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.As(err, &timeout) && timeout.Timeout()
 }
 
 // backoff is the wait between retries: doubling from firstBackoff to max,

@@ -32,6 +32,7 @@ func (c *Client) Subscribe(ctx context.Context, name string, opts SubscribeOptio
 		page := ReadOptions{Seq: opts.Seq, Now: opts.Now, LongPoll: true}
 		wait := newBackoff(opts.MaxBackoff)
 		for {
+			asked := time.Now()
 			got, err := c.ReadPage(ctx, name, page)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -48,7 +49,6 @@ func (c *Client) Subscribe(ctx context.Context, name string, opts SubscribeOptio
 				}
 				continue
 			}
-			wait.reset()
 			for _, r := range got.Records {
 				if !yield(r, nil) {
 					return
@@ -57,7 +57,30 @@ func (c *Client) Subscribe(ctx context.Context, name string, opts SubscribeOptio
 			if got.Closed && got.UpToDate {
 				return
 			}
-			page = ReadOptions{Seq: max(got.Next, page.Seq), LongPoll: true}
+			if err := pace(ctx, &wait, len(got.Records), time.Since(asked)); err != nil {
+				yield(Record{}, err)
+				return
+			}
+			next := got.Next
+			if !page.Now {
+				next = max(next, page.Seq) // never back
+			}
+			page = ReadOptions{Seq: next, LongPoll: true}
 		}
 	}
+}
+
+// quickEmpty is an answer without records sooner than any long poll waits:
+// a node shutting down answers at once, and polling it again at once
+// would spin.
+const quickEmpty = 50 * time.Millisecond
+
+// pace backs off after a quick empty answer and starts the waits over
+// after any other.
+func pace(ctx context.Context, wait *backoff, records int, took time.Duration) error {
+	if records == 0 && took < quickEmpty {
+		return wait.wait(ctx, nil)
+	}
+	wait.reset()
+	return nil
 }

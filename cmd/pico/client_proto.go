@@ -138,7 +138,7 @@ func (picoStreams) validPosition(pos string) bool {
 }
 
 func (p picoStreams) close(ctx context.Context, name string) (string, error) {
-	got, err := p.c.Close(ctx, name)
+	got, err := p.c.CloseStream(ctx, name)
 	return seqText(got.Next), err
 }
 

@@ -71,7 +71,7 @@ func TestGoClientProducerSurvivesNodeRestarts(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Fatalf("producer close: %v", err)
 	}
-	if _, err := c.Close(ctx, name); err != nil {
+	if _, err := c.CloseStream(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-subscribed; err != nil {
@@ -96,4 +96,45 @@ func TestGoClientProducerSurvivesNodeRestarts(t *testing.T) {
 		}
 	}
 	t.Logf("%d records, %d acknowledged before the SIGKILL and %d before the SIGTERM", total, ackedAt[0], ackedAt[1])
+}
+
+// TestGoClientSubscribeFromNow: a subscription from the tail delivers only
+// records appended after it started, even with a Seq beyond the tail.
+func TestGoClientSubscribeFromNow(t *testing.T) {
+	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
+	const name = "/goclient/now"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := picoclient.New(n.URL, picoclient.Options{})
+	if _, err := c.Create(ctx, name, picoclient.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := c.Append(ctx, name, []picoclient.Record{{Body: fmt.Appendf(nil, "old%d", i)}}, picoclient.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan picoclient.Record, 2)
+	go func() {
+		for rec, err := range c.Subscribe(ctx, name, picoclient.SubscribeOptions{Now: true, Seq: 1000}) {
+			if err != nil {
+				return
+			}
+			got <- rec
+		}
+	}()
+	for i, body := range []string{"new0", "new1"} {
+		time.Sleep(200 * time.Millisecond) // the long poll is parked at the tail
+		if _, err := c.Append(ctx, name, []picoclient.Record{{Body: []byte(body)}}, picoclient.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case rec := <-got:
+			if rec.Seq != uint64(10+i) || string(rec.Body) != body {
+				t.Fatalf("record %d from now: seq %d %q, want seq %d %q", i, rec.Seq, rec.Body, 10+i, body)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the subscription from now did not deliver %q", body)
+		}
+	}
 }

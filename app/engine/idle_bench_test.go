@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
 )
 
 // BenchmarkIdleMaintenanceRound is one round of the background work an
@@ -63,4 +65,48 @@ func TestIdleStreamsLeaveNoBackgroundWork(t *testing.T) {
 	if got := p.engine.toUpload.take(); len(got) != 1 || got[0] != ids[7] {
 		t.Fatalf("after one append the upload round visits %v, want [%d]", got, ids[7])
 	}
+}
+
+// BenchmarkIdleStreamFootprint reports the engine heap an open, idle
+// stream holds (its records uploaded), beside what the metadata view
+// holds for it.
+func BenchmarkIdleStreamFootprint(b *testing.B) {
+	const n = 20_000
+	for b.Loop() {
+		p := startProcessTB(b, memstore.New())
+		ctx := context.Background()
+		ids := make([]uint64, n)
+		for i := range n {
+			r, err := p.plane.ProposeOne(ctx, &domain.CreateStream{By: p.by, Name: fmt.Sprintf("/f/%d", i), Open: true})
+			if err != nil || r.Code != domain.ResultOK {
+				b.Fatalf("create: %v %v", r, err)
+			}
+			ids[i] = r.Value
+		}
+		viewOnly := heapInUse()
+		for i, id := range ids {
+			p.mustOpen(b, id)
+			if i%10 == 0 {
+				p.appendFirst(b, id, "x")
+			}
+		}
+		if _, err := p.engine.Upload(ctx); err != nil {
+			b.Fatal(err)
+		}
+		p.engine.compactAll(ctx)
+		open := heapInUse()
+		if got := p.engine.LocalCount(); got != n {
+			b.Fatalf("%d streams open, want %d", got, n)
+		}
+		b.ReportMetric(float64(viewOnly)/n, "view-B/stream")
+		b.ReportMetric(float64(open-viewOnly)/n, "engine-B/stream")
+	}
+}
+
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

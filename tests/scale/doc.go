@@ -1,0 +1,5 @@
+// Package scale measures a node holding many streams, from outside: it
+// runs the real binary, creates streams over HTTP, lets them idle,
+// restarts the node and stops it, and prints what each step cost. It is a
+// benchmark, run on demand (see the README), not part of the test run.
+package scale

@@ -95,6 +95,7 @@ type Engine struct {
 	uploading sync.Mutex // one upload pass at a time
 	objectBuf []byte     // the last data object's buffer, reused; under uploading
 	blocks    *blockCache
+	indexes   *indexCache
 
 	// uncommitted counts record bytes appended and not yet committed; room
 	// is closed and replaced whenever it drops.
@@ -110,6 +111,10 @@ type Engine struct {
 	// ones the retention sweep visits. Under mu.
 	timed map[uint64]struct{}
 }
+
+// indexCacheSections bounds the decoded object indexes kept: a section
+// takes about a hundred bytes.
+const indexCacheSections = 1 << 18
 
 // New returns an engine with no open streams.
 func New(cfg Config) *Engine {
@@ -142,7 +147,8 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{cfg: cfg, streams: map[uint64]*stream{}, timed: map[uint64]struct{}{}, closing: map[uint64]bool{},
 		recovering: map[uint64]pendingRecovery{}, blocks: newBlockCache(cfg.BlockCacheBytes),
-		fenced: map[domain.Proposer]*fencedWAL{}, deadWALs: deadWALPasses{fenceKeys: map[string]bool{}, unclosed: map[uint64]uint64{}},
+		indexes: newIndexCache(indexCacheSections),
+		fenced:  map[domain.Proposer]*fencedWAL{}, deadWALs: deadWALPasses{fenceKeys: map[string]bool{}, unclosed: map[uint64]uint64{}},
 		room: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 

@@ -31,6 +31,7 @@ func (e *Engine) CollectGarbage(ctx context.Context) (int, error) {
 		if err := e.cfg.Store.Delete(ctx, domain.DataKey(id)); err != nil {
 			return 0, fmt.Errorf("engine: delete object %d: %w", id, err)
 		}
+		e.indexes.forget(id)
 	}
 	r, err := e.cfg.Plane.ProposeOne(ctx, &domain.DestroyObjects{By: e.cfg.By, IDs: ids})
 	if err != nil || !r.OK() {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
 	"github.com/picomq/pico/domain"
 )
@@ -109,4 +112,54 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// BenchmarkReopenAfterRestart opens, from a restarted process, streams
+// its crashed predecessor wrote (each with one committed record and one
+// only in its WAL), from 1 and from 16 goroutines: opens of different
+// streams must run side by side.
+func BenchmarkReopenAfterRestart(b *testing.B) {
+	const n = 2_000
+	for _, workers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				log, store := memlog.New(), memstore.New()
+				before := startProcess(b, log, store, 1, 1)
+				ids := make([]uint64, n)
+				for i := range ids {
+					ids[i] = before.createB(b, i)
+					before.appendFirst(b, ids[i], "committed")
+				}
+				if _, err := before.engine.Upload(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				for _, id := range ids {
+					if _, err := before.engine.byID(id).appendRecords(context.Background(), records("in the WAL"), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				after := takeOver(b, log, store, 1, 2, before)
+				b.StartTimer()
+				openAll(b, after, ids, workers)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/open")
+		})
+	}
+}
+
+func openAll(b *testing.B, p *process, ids []uint64, workers int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(ids)); i = next.Add(1) - 1 {
+				if _, err := p.engine.Open(context.Background(), ids[i]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

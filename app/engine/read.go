@@ -103,35 +103,44 @@ func (e *Engine) readCommitted(ctx context.Context, v *domain.State, id, from ui
 // only that stream's byte range.
 func (e *Engine) readSection(ctx context.Context, objID, stream uint64) (domain.Frame, domain.Section, error) {
 	key := domain.DataKey(objID)
-	head, err := e.cfg.Store.Get(ctx, key, 0, 4096)
+	index, err := e.indexes.get(ctx, objID, func() ([]domain.Section, error) { return e.readIndex(ctx, objID) })
 	if err != nil {
 		return domain.Frame{}, domain.Section{}, err
+	}
+	sec, ok := index[stream]
+	if !ok {
+		return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d has no section for stream %d", objID, stream)
+	}
+	b, err := e.cfg.Store.Get(ctx, key, int64(sec.Offset), int64(sec.Length))
+	if err != nil {
+		return domain.Frame{}, domain.Section{}, err
+	}
+	f, _, err := domain.DecodeFrame(b)
+	return f, sec, err
+}
+
+// readIndex fetches and decodes a data object's index: its first 4 KiB,
+// and the rest of the index if it is longer.
+func (e *Engine) readIndex(ctx context.Context, objID uint64) ([]domain.Section, error) {
+	key := domain.DataKey(objID)
+	head, err := e.cfg.Store.Get(ctx, key, 0, 4096)
+	if err != nil {
+		return nil, err
 	}
 	n, err := domain.DataIndexLength(head)
 	if err != nil {
-		return domain.Frame{}, domain.Section{}, err
+		return nil, err
 	}
 	if len(head) < domain.DataHeaderSize+n {
 		if head, err = e.cfg.Store.Get(ctx, key, 0, int64(domain.DataHeaderSize+n)); err != nil {
-			return domain.Frame{}, domain.Section{}, err
+			return nil, err
 		}
 	}
 	secs, err := domain.DecodeDataIndex(head)
 	if err != nil {
-		return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d: %w", objID, err)
+		return nil, fmt.Errorf("engine: object %d: %w", objID, err)
 	}
-	for _, sec := range secs {
-		if sec.Stream != stream {
-			continue
-		}
-		b, err := e.cfg.Store.Get(ctx, key, int64(sec.Offset), int64(sec.Length))
-		if err != nil {
-			return domain.Frame{}, domain.Section{}, err
-		}
-		f, _, err := domain.DecodeFrame(b)
-		return f, sec, err
-	}
-	return domain.Frame{}, domain.Section{}, fmt.Errorf("engine: object %d has no section for stream %d", objID, stream)
+	return secs, nil
 }
 
 // readAhead starts fetching the next sections sections after end, so a

@@ -1,0 +1,17 @@
+// Package httpguard keeps a node's listeners well under hostile load: it
+// bounds what a client may hold of the node's connections, file
+// descriptors and time, so that slow or idle clients cannot starve honest
+// ones.
+//
+// Bodies wraps a handler so that a request body arriving slower than a
+// minimum rate (averaged after a grace, as Kestrel's
+// MinRequestBodyDataRate does), or delivering nothing for an idle timeout,
+// ends in a read error that wraps os.ErrDeadlineExceeded; the listeners
+// answer it 408. It extends the connection's read deadline as bytes
+// arrive, through http.ResponseController, so an upload at any honest
+// speed has no whole-request deadline.
+//
+// Conns caps the open connections of the listeners it wraps, answering
+// those over the cap 503 with Retry-After. LiveReaders caps the live reads
+// (long-poll, SSE) parked at once, across both protocols.
+package httpguard

@@ -30,6 +30,8 @@ func decodeBodyUpTo(c echo.Context, out any, limit int64) error {
 	switch {
 	case errors.As(err, &tooLarge):
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", limit))
+	case livehttp.BodyTimedOut(err):
+		return echo.NewHTTPError(http.StatusRequestTimeout, err.Error())
 	case err != nil:
 		return echo.NewHTTPError(http.StatusBadRequest, "reading the body: "+err.Error())
 	}

@@ -68,6 +68,8 @@ func readBounded(c echo.Context, limit int64) ([]byte, error) {
 	switch {
 	case errors.As(err, &tooLarge):
 		return nil, controlError(http.StatusRequestEntityTooLarge, "INVALID_REQUEST", "request body is over the limit")
+	case livehttp.BodyTimedOut(err):
+		return nil, controlError(http.StatusRequestTimeout, "INVALID_REQUEST", err.Error())
 	case err != nil:
 		return nil, controlError(http.StatusBadRequest, "INVALID_REQUEST", "cannot read the request body")
 	}

@@ -14,7 +14,7 @@ import (
 func (s *server) longPoll(c echo.Context, name string, rr readRequest) error {
 	ctx := c.Request().Context()
 	read := func() (ports.ReadResult, error) { return s.readPage(ctx, name, rr.from) }
-	res, err := livehttp.AwaitRecords(ctx, s.cfg.Done, s.cfg.LongPollTimeout, read)
+	res, err := livehttp.AwaitRecords(ctx, s.cfg.Done, s.cfg.LongPollTimeout, s.cfg.LiveReaders, read)
 	if err != nil {
 		return err
 	}

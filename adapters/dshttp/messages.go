@@ -121,6 +121,9 @@ func pageBody(contentType string, records []domain.Record) []byte {
 // readBody reads the request body, at most cfg.MaxBodyBytes of it.
 func (s *server) readBody(c echo.Context) ([]byte, error) {
 	body, err := livehttp.ReadBody(c.Response().Writer, c.Request(), s.cfg.MaxBodyBytes)
+	if livehttp.BodyTimedOut(err) {
+		return nil, statusError(http.StatusRequestTimeout, "%v", err)
+	}
 	if err != nil && !errors.As(err, new(*http.MaxBytesError)) {
 		return nil, badRequest("cannot read the request body: %v", err)
 	}

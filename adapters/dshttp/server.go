@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/adapters/internal/server/reqlog"
 	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
@@ -38,6 +39,10 @@ type Config struct {
 	// MaxChunkBytes is about the most record bytes one read returns
 	// (default 64 KiB); a record is never split.
 	MaxChunkBytes int
+	// LiveReaders bounds the live reads (long-poll, SSE) parked at once,
+	// shared with the node's other listener; over it a live read gets 503
+	// (nil: no bound).
+	LiveReaders livehttp.Parking
 	// Done is closed when the server starts shutting down: long-polls answer
 	// and event streams end cleanly.
 	Done <-chan struct{}

@@ -33,6 +33,11 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	if err != nil {
 		return err // before the headers, so a 404 is still possible
 	}
+	leave, err := livehttp.Enter(s.cfg.LiveReaders)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	contentType := contentTypeOf(res.Config)
 	binary := !isTextual(contentType)
 	if binary {

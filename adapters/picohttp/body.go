@@ -46,5 +46,8 @@ func bodyError(err error) error {
 	if errors.As(err, &tooLarge) {
 		return err
 	}
+	if livehttp.BodyTimedOut(err) {
+		return &protocolError{status: http.StatusRequestTimeout, code: codeTimeout, message: err.Error()}
+	}
 	return badRequest("cannot read the request body: %v", err)
 }

@@ -20,6 +20,7 @@ const (
 	codeNotFound         = "not_found"
 	codeBadRequest       = "bad_request"
 	codeTooLarge         = "too_large"
+	codeTimeout          = "timeout"
 	codeConflict         = "conflict"
 	codeClosed           = "closed"
 	codeSequenceGap      = "sequence_gap"

@@ -31,6 +31,11 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	if err != nil {
 		return err // before the headers, so a 404 is still possible
 	}
+	leave, err := livehttp.Enter(s.cfg.LiveReaders)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	es := livehttp.Start(c.Response(), c.Response().Writer, livehttp.Options{KeepAlive: s.keepAlive})
 	end := time.NewTimer(s.cfg.SSEMaxDuration)
 	defer end.Stop()

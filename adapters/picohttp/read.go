@@ -134,7 +134,7 @@ func (s *server) read(c echo.Context, name string) error {
 // longPoll answers with records as soon as there are some, or 204 when the
 // wait ends at the tail.
 func (s *server) longPoll(c echo.Context, name, format string, read func() (ports.ReadResult, error)) error {
-	res, err := livehttp.AwaitRecords(c.Request().Context(), s.cfg.Done, s.cfg.LongPollTimeout, read)
+	res, err := livehttp.AwaitRecords(c.Request().Context(), s.cfg.Done, s.cfg.LongPollTimeout, s.cfg.LiveReaders, read)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/picomq/pico/adapters/internal/server/authgate"
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/adapters/internal/server/reqlog"
 	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
@@ -40,6 +41,10 @@ type Config struct {
 	// MaxChunkBytes is the read size when a read gives no `bytes` (default
 	// 64 KiB); `bytes` is capped at max(MaxChunkBytes, 4 MiB).
 	MaxChunkBytes int
+	// LiveReaders bounds the live reads (long-poll, SSE) parked at once,
+	// shared with the node's other listener; over it a live read gets 503
+	// (nil: no bound).
+	LiveReaders livehttp.Parking
 	// Done is closed when the server starts shutting down: long-polls answer
 	// and event streams end cleanly.
 	Done <-chan struct{}

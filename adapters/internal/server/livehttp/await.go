@@ -17,15 +17,25 @@ import (
 // the page's Changed channel; after timeout or when stop closes it reads a
 // last time, and when ctx ends it returns the last (empty) page, or the
 // cause when the gate ended it (ports.ErrUnauthenticated: the grant no
-// longer holds).
-func AwaitRecords(ctx context.Context, stop <-chan struct{}, timeout time.Duration,
+// longer holds). It parks on park before it first waits, and answers
+// ErrTooManyLiveReaders if that is full.
+func AwaitRecords(ctx context.Context, stop <-chan struct{}, timeout time.Duration, park Parking,
 	read func() (ports.ReadResult, error)) (ports.ReadResult, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	parked := false
 	for {
 		res, err := read()
 		if err != nil || len(res.Records) > 0 || res.Closed || !res.UpToDate {
 			return res, err
+		}
+		if !parked {
+			leave, err := Enter(park)
+			if err != nil {
+				return res, err
+			}
+			defer leave()
+			parked = true
 		}
 		select {
 		case <-res.Changed:

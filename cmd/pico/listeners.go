@@ -10,6 +10,7 @@ import (
 
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/adapters/httpguard"
 	"github.com/picomq/pico/adapters/picohttp"
 	"github.com/picomq/pico/adapters/prommetrics"
 	"github.com/picomq/pico/app/node"
@@ -50,33 +51,38 @@ func (ls protocolListeners) closeAll() {
 	}
 }
 
-func (l *protocolListener) serve(h http.Handler, metrics *prommetrics.Metrics, logger *slog.Logger) {
+// serve serves h on l, its connections counted against the node's cap.
+func (l *protocolListener) serve(h http.Handler, metrics *prommetrics.Metrics, guard connGuard, logger *slog.Logger) {
 	protocol := prommetrics.ProtocolPico
 	if l.protocol == "ds" {
 		protocol = prommetrics.ProtocolDS
 	}
-	l.srv = &http.Server{Handler: metrics.Handler(protocol, h), ConnState: metrics.ConnState,
-		ReadHeaderTimeout: 10 * time.Second, Protocols: serverProtocols()}
-	go serveOn(l.srv, l.ln, l.protocol, logger)
+	l.srv = &http.Server{Handler: metrics.Handler(protocol, httpguard.Bodies(h, guard.bodies)), ConnState: metrics.ConnState,
+		ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: guard.idle, Protocols: serverProtocols()}
+	go serveOn(l.srv, guard.conns.Limit(l.ln), l.protocol, logger)
 }
+
+// readHeaderTimeout bounds a request's head; its body is httpguard's.
+const readHeaderTimeout = 10 * time.Second
 
 // protocolHandler is the handler of one protocol; both drive the node's
 // one stream service, so a stream written with one reads with the other,
 // through metrics' append series.
-func (f *serveFlags) protocolHandler(protocol string, n *node.Node, metrics *prommetrics.Metrics, done <-chan struct{}, logger *slog.Logger) http.Handler {
+func (f *serveFlags) protocolHandler(protocol string, n *node.Node, metrics *prommetrics.Metrics, live *httpguard.LiveReaders,
+	done <-chan struct{}, logger *slog.Logger) http.Handler {
 	streams := metrics.Streams(n.Streams())
 	longPoll := time.Duration(f.longPollSec * float64(time.Second))
 	sseMax := time.Duration(f.sseMaxSec * float64(time.Second))
 	if protocol == "ds" {
 		cfg := dshttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
-			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger}
+			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: live, Done: done, Logger: logger}
 		if subs := n.Subscriptions(); subs != nil { // a nil *Service must not become a non-nil interface
 			cfg.Subscriptions = subs
 		}
 		return dshttp.New(cfg)
 	}
 	return picohttp.New(picohttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
-		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), Done: done, Logger: logger})
+		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: live, Done: done, Logger: logger})
 }
 
 // serverProtocols serves HTTP/1.1 and, on the same port, HTTP/2 without TLS
@@ -94,13 +100,17 @@ func serveOn(srv *http.Server, ln net.Listener, what string, logger *slog.Logger
 	}
 }
 
-func listenAdmin(addr string, n *node.Node, metrics *prommetrics.Metrics, logger *slog.Logger) (*http.Server, string, error) {
+// listenAdmin serves the admin listener outside the connection cap, so
+// that probes and /metrics still answer when clients hold every place;
+// it binds a private address, and its bodies are bounded like the rest.
+func listenAdmin(addr string, n *node.Node, metrics *prommetrics.Metrics, guard connGuard, logger *slog.Logger) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("admin listener: %w", err)
 	}
 	h := adminhttp.New(adminNode{n, metrics.Registry(), logger}, picohttp.OpenAPI)
-	srv := &http.Server{Handler: metrics.Handler(prommetrics.ProtocolAdmin, h), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: metrics.Handler(prommetrics.ProtocolAdmin, httpguard.Bodies(h, guard.bodies)),
+		ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: guard.idle}
 	go serveOn(srv, ln, "admin", logger)
 	return srv, "http://" + ln.Addr().String(), nil
 }

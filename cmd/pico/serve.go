@@ -61,6 +61,7 @@ type serveFlags struct {
 	bootstrapF       string
 	allowRemote      bool
 	appendSec        float64
+	guardFlags
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -125,6 +126,7 @@ func (f *serveFlags) flagSet() *flag.FlagSet {
 	fs.Float64Var(&f.sseMaxSec, "sse-max-duration-sec", 55, "how long one SSE response lasts before the client reconnects")
 	fs.Uint64Var(&f.maxBody, "max-body-size", 8<<20, "largest request body in bytes (larger gets 413)")
 	fs.Uint64Var(&f.maxChunk, "max-chunk-size", 64<<10, "bytes of records one read returns when the reader sets no limit")
+	f.guardFlagSet(fs)
 	fs.StringVar(&f.auth, "auth", "off", "off, or required: every request but probes and preflights needs a bearer token")
 	fs.StringVar(&f.bootstrap, "auth-bootstrap-token", "", "store this token (BASE64URL(id).BASE64URL(secret)) with the root scope at start; the same on every node")
 	fs.StringVar(&f.bootstrapF, "auth-bootstrap-token-file", "", "read the bootstrap token from this file (kept out of process listings)")
@@ -163,6 +165,9 @@ func (f *serveFlags) validate() error {
 		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:
 		return errors.New("--max-body-size and --max-chunk-size must be positive")
+	}
+	if err := f.guardFlags.validate(); err != nil {
+		return err
 	}
 	return f.checkBinds()
 }
@@ -218,6 +223,7 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	guard := f.newConnGuard(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	bootstrap, err := f.bootstrapToken()
@@ -261,15 +267,15 @@ func serve(args []string) error {
 	}
 	defer n.Close() // last: streams handed back, the WAL makes every buffered append durable
 	done := make(chan struct{})
-	metrics.Registry().MustRegister(nodeCollectors(n)...)
+	metrics.Registry().MustRegister(append(nodeCollectors(n), guard.collector())...)
 	for _, l := range ls {
-		l.serve(f.protocolHandler(l.protocol, n, metrics, done, logger), metrics, logger)
+		l.serve(f.protocolHandler(l.protocol, n, metrics, guard.live, done, logger), metrics, guard, logger)
 	}
 	var admin *http.Server
 	adminLine := "admin listener off (--no-admin)"
 	if !f.noAdmin {
 		var adminAt string
-		if admin, adminAt, err = listenAdmin(f.adminListen, n, metrics, logger); err != nil {
+		if admin, adminAt, err = listenAdmin(f.adminListen, n, metrics, guard, logger); err != nil {
 			return err
 		}
 		adminLine = "admin on " + adminAt

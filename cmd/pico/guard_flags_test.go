@@ -1,0 +1,35 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestGuardFlags(t *testing.T) {
+	f, err := parseServe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conns, live := f.caps(20000); conns != 16000 || live != 8000 {
+		t.Errorf("auto caps of 20000 files: %d connections, %d live readers; want 16000, 8000", conns, live)
+	}
+	if conns, live := f.caps(0); conns != 0 || live != 0 {
+		t.Errorf("auto caps of an unknown limit: %d, %d; want none", conns, live)
+	}
+	if l := f.bodyLimits(); l.MinRate != 1024 || l.Grace != 5*time.Second || l.Idle != 10*time.Second || f.idleTimeout != time.Minute {
+		t.Errorf("defaults: %+v, idle %s", l, f.idleTimeout)
+	}
+	f, err = parseServe([]string{"--max-connections", "10", "--max-live-readers", "0", "--min-body-rate", "0", "--read-idle-timeout", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conns, live := f.caps(20000); conns != 10 || live != 0 {
+		t.Errorf("given caps: %d, %d; want 10, 0", conns, live)
+	}
+	if _, err := parseServe([]string{"--max-connections", "lots"}); err == nil {
+		t.Error("--max-connections lots was taken")
+	}
+	if _, err := parseServe([]string{"--idle-timeout", "-1s"}); err == nil {
+		t.Error("a negative --idle-timeout was taken")
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // DefaultContentType is a stream's content type when its creator gives none.
@@ -55,9 +54,10 @@ func IsJSON(contentType string) bool {
 
 // ValidJSON reports whether b is one JSON value in UTF-8, as JSON exchanged
 // between systems must be (RFC 8259): json.Valid alone lets any bytes
-// through inside strings.
+// through inside strings, and lone surrogate escapes, which no reader can
+// turn into text (see InvalidText).
 func ValidJSON(b []byte) bool {
-	return json.Valid(b) && utf8.Valid(b)
+	return json.Valid(b) && InvalidText(b) < 0
 }
 
 // SameContentType reports whether two content types name the same media

@@ -65,6 +65,26 @@ func TestAppendRejectsMalformedBatches(t *testing.T) {
 	}
 }
 
+// TestAppendRefusesUnsoundJSONText: a JSON batch whose text encoding/json
+// would decode with U+FFFD is a 400 naming the record and the field, as
+// the same bytes in a JSON stream's records are.
+func TestAppendRefusesUnsoundJSONText(t *testing.T) {
+	h := newHarness(t)
+	h.create("/s")
+	for body, why := range map[string]string{
+		`{"records":[{"body":"a"},{"body":"` + "\xff" + `"}]}`: "records[1]: body is not valid UTF-8: byte 0xff at 0",
+		`{"records":[{"body":"\ud800"}]}`:                      `records[0]: body holds \ud800 at byte 0, a lone UTF-16 surrogate`,
+		`{"records":[{"headers":{"k":"\udc00"}}]}`:             `records[0]: header "k" holds \udc00`,
+		`{"records":[{"headers":{"\ud800":"v"}}]}`:             `records[0]: header name "\\ud800" holds \ud800`,
+	} {
+		wantError(t, h.do(http.MethodPost, "/s", []byte(body), "Content-Type", "application/vnd.picomq.batch+json"),
+			http.StatusBadRequest, "bad_request", why)
+	}
+	if n := len(h.fake.Records("/s")); n != 0 {
+		t.Errorf("%d records written", n)
+	}
+}
+
 func TestAppendToMissingStream(t *testing.T) {
 	h := newHarness(t)
 	wantError(t, h.do(http.MethodPost, "/nope", []byte("x")), http.StatusNotFound, "not_found", "")

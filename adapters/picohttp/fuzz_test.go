@@ -41,6 +41,7 @@ func FuzzHandler(f *testing.F) {
 		{"PUT", "/s", "Content-Type: application/json", nil},
 		{"POST", "/s", "Content-Type: application/vnd.picomq.batch", batch},
 		{"POST", "/s", "Content-Type: application/vnd.picomq.batch+json", []byte(`{"records":[{"body":"a","headers":{"k":"v"}},{"body_b64":"AAE="}]}`)},
+		{"POST", "/s", "Content-Type: application/vnd.picomq.batch+json", []byte(`{"records":[{"body":"\ud800","headers":{"\udc00":"v"}}]}`)},
 		{"POST", "/s", "Pico-Producer-Id: p\nPico-Producer-Epoch: 1\nPico-Producer-Seq: 0\nPico-Match-Seq: 3", []byte("x")},
 		{"POST", "/s", "Pico-Closed: true", nil},
 		{"POST", "/s", "Pico-Trim-Seq: 2", nil},

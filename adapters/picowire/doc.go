@@ -18,6 +18,11 @@
 // {"records": [...]} batch request and a [...] read page; bodies that are
 // not UTF-8 travel as body_b64. Valid JSON batches are decoded in one pass
 // (jsonfast.go); anything else takes a careful path that names the problem.
+// A JSON string decoded as text (a body, a header name or value) must be
+// text: invalid UTF-8 and lone surrogate escapes, which encoding/json would
+// replace with U+FFFD, are errors naming the record and the field
+// (jsontext.go). The fast path takes only strings without escapes in valid
+// UTF-8, so the check costs it nothing.
 //
 // # Bad input
 //

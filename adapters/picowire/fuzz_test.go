@@ -107,7 +107,9 @@ func FuzzDecodeJSONBatch(f *testing.F) {
 		`{"records":[{"headers":{"a":"1","a":"2"}}]}`, `{"records":[{"body":"\ud800"}]}`,
 		`{"records":[{"body_b64":"YQ"}]}`, `{"records":[{"body_b64":"YR=="}]}`, `{"records":[{}],"records":[{"body":"x"}]}`,
 		`{"records":[{"body":"x","headers":{"a":"1"}}],"records":[{"body":"y"}]}`,
-		"{\"records\":[{\"body\":\"\xff\"}]}", `{"records":[{},{},{},{},{},{},{},{},{}]}`} {
+		"{\"records\":[{\"body\":\"\xff\"}]}", `{"records":[{},{},{},{},{},{},{},{},{}]}`,
+		`{"records":[{"body":"\ud83d\ude00\\ud800"}]}`, `{"records":[{"headers":{"\udc00":"v"}}]}`,
+		`{"records":[{"headers":{"k":"\ud800\u0041"}}]}`, "{\"records\":[{\"headers\":{\"\xc3\":\"v\"}}]}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -116,6 +118,7 @@ func FuzzDecodeJSONBatch(f *testing.F) {
 			checkMalformed(t, got, err)
 			return
 		}
+		checkNoReplacement(t, b, got)
 		again, err := DecodeJSONBatch(EncodeJSONBatch(got), fuzzLimits)
 		if err != nil || !reflect.DeepEqual(again, got) {
 			t.Fatalf("round trip = %+v, %v; want %+v", again, err, got)
@@ -128,6 +131,30 @@ func FuzzDecodeJSONBatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkNoReplacement checks that decoding put no U+FFFD in the text of
+// recs that input b did not hold, raw or escaped: invalid UTF-8 and lone
+// surrogates are refused, not replaced. Bodies count only when b can name
+// no body_b64 (whose bytes may hold anything), not even with escapes.
+func checkNoReplacement(t *testing.T, b []byte, recs []domain.Record) {
+	t.Helper()
+	const fffd = "\uFFFD"
+	lower := bytes.ToLower(b)
+	sent := bytes.Count(b, []byte(fffd)) + bytes.Count(lower, []byte(`\ufffd`))
+	bodies := !bytes.Contains(lower, []byte("b64")) && !bytes.Contains(lower, []byte(`\u00`))
+	decoded := 0
+	for _, r := range recs {
+		for _, h := range r.Headers {
+			decoded += strings.Count(h.Key, fffd) + strings.Count(h.Value, fffd)
+		}
+		if bodies {
+			decoded += bytes.Count(r.Body, []byte(fffd))
+		}
+	}
+	if decoded > sent {
+		t.Fatalf("decoding %q made %d U+FFFD of %d sent: %+v", b, decoded, sent, recs)
+	}
 }
 
 // normalized copies records with empty header and body slices as nil, so
@@ -162,6 +189,11 @@ func FuzzDecodeJSONRecords(f *testing.F) {
 			checkMalformed(t, got, err)
 			return
 		}
+		plain := make([]domain.Record, len(got))
+		for i := range got {
+			plain[i] = got[i].Record
+		}
+		checkNoReplacement(t, b, plain)
 		enc := EncodeJSONRecords(got)
 		again, err := DecodeJSONRecords(enc, fuzzLimits)
 		if err != nil || !reflect.DeepEqual(again, got) {

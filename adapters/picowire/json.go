@@ -176,6 +176,9 @@ func (f jsonRecordFields) headers(maxHeaders int) ([]domain.Header, error) {
 	if len(members) == 0 {
 		return nil, nil
 	}
+	if err := headerNamesError(raw); err != nil {
+		return nil, err
+	}
 	headers := make([]domain.Header, 0, len(members))
 	for key, value := range members {
 		s, err := jsonString(value)
@@ -195,7 +198,7 @@ func (f jsonRecordFields) body() ([]byte, error) {
 	if raw, ok := f["body"]; ok {
 		s, err := jsonString(raw)
 		if err != nil {
-			return nil, fmt.Errorf("body %v", err)
+			return nil, bodyError(err)
 		}
 		body = []byte(s)
 	}
@@ -214,11 +217,24 @@ func (f jsonRecordFields) body() ([]byte, error) {
 	return body, nil
 }
 
+// bodyError completes an error of body, saying how bytes travel when the
+// string is not text.
+func bodyError(err error) error {
+	if errors.As(err, new(textFault)) {
+		return fmt.Errorf("body %v; send bytes as body_b64", err)
+	}
+	return fmt.Errorf("body %v", err)
+}
+
 // jsonString decodes a JSON string value; anything else is an error naming
-// what it is instead.
+// what it is instead, and so is a string that is not sound text (see
+// textError).
 func jsonString(raw json.RawMessage) (string, error) {
 	var s string
 	if err := unmarshalJSON(raw, "string", &s); err != nil {
+		return "", err
+	}
+	if err := textError(raw); err != nil {
 		return "", err
 	}
 	return s, nil

@@ -19,7 +19,9 @@
 // protocol (domain.ValidJSON), so that such a read always parses; this
 // listener checks and compacts a JSON body in one pass before splitting
 // it, and the service checks each message again, as it does whoever wrote
-// it.
+// it. A lone surrogate escape ("\ud800" without its low half) is valid
+// JSON syntax but no text, and every reader would decode it to U+FFFD, so
+// it is refused like invalid UTF-8: a 400 naming the message and the byte.
 //
 // An append is one service call: the body is decoded by the request's
 // Content-Type, which the service checks against the stream's

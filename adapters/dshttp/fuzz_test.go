@@ -40,6 +40,7 @@ func FuzzHandler(f *testing.F) {
 		{"PUT", "/j2", "Content-Type: application/json", []byte("[]")},
 		{"PUT", "/fork", "Stream-Forked-From: /s\nStream-Fork-Offset: 0_0", nil},
 		{"POST", "/j", "Content-Type: application/json", []byte(`[{"a":1},[2]]`)},
+		{"POST", "/j", "Content-Type: application/json", []byte(`["\ud800", "\ud83d\ude00"]`)},
 		{"POST", "/s", "Content-Type: text/plain\nProducer-Id: p\nProducer-Epoch: 1\nProducer-Seq: 0\nStream-Seq: 5", []byte("x")},
 		{"POST", "/s", "Stream-Closed: true", nil},
 		{"POST", "/closed", "Content-Type: application/json", []byte("late")},

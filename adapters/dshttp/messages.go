@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,8 +41,11 @@ func bodyRecords(contentType string, body []byte, creating bool) ([]domain.Recor
 func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(body))
-	if json.Compact(&buf, body) != nil || !utf8.Valid(body) {
+	if json.Compact(&buf, body) != nil {
 		return nil, badRequest("body is not valid JSON (UTF-8 text)")
+	}
+	if at := domain.InvalidText(body); at >= 0 {
+		return nil, textError(body, at)
 	}
 	compact := buf.Bytes()
 	if compact[0] != '[' {

@@ -85,7 +85,7 @@ func TestPageBody(t *testing.T) {
 // service takes them (ports.Unfit); put
 // back together, the messages are the compacted body.
 func FuzzJSONMessages(f *testing.F) {
-	for _, seed := range []string{`{"a": 1}`, "[1, [2, 3], {\"b\": \"\\u00e9\"}]", "[]", "[1,]", "\xff", `"\ud800"`, " [ ] "} {
+	for _, seed := range []string{`{"a": 1}`, "[1, [2, 3], {\"b\": \"\\u00e9\"}]", "[]", "[1,]", "\xff", `"\ud800"`, " [ ] ", `["\ud83d\ude00", "\\ud800", "\ud83d\u0041"]`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -1,6 +1,7 @@
 // Package headerval reads and writes header and query values the same way
 // in both stream listeners: unsigned decimals, client values quoted into
-// error messages, If-None-Match lists and expiry times.
+// error messages, If-None-Match lists, expiry times, and the rule that a
+// header carrying one value is not given twice with different ones (Once).
 //
 // It imports the standard library and domain (for domain.ErrMalformed,
 // which ParseUint's errors wrap).

@@ -17,9 +17,20 @@ var batchLimits = picowire.BatchLimits{MaxRecords: 65536, MaxHeaders: 64}
 
 const maxProducerIDBytes = 256
 
+// The headers a request reads one value of (see headerval.Once).
+var (
+	appendOnce      = headerval.OnceHeaders(headerMatchSeq, headerClosed, headerProducerID, headerProducerEpoch, headerProducerSeq)
+	trimOnce        = headerval.OnceHeaders(headerTrimSeq)
+	contentTypeOnce = headerval.OnceHeaders(echo.HeaderContentType)
+	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerExpiresAt, headerClosed)
+)
+
 // post handles POST /name: a trim when Pico-Trim-Seq is present, else an
 // append.
 func (s *server) post(c echo.Context, name string) error {
+	if err := trimOnce.Check(c.Request().Header); err != nil {
+		return badRequest("%v", err)
+	}
 	if v := c.Request().Header.Get(headerTrimSeq); v != "" {
 		return s.trim(c, name, v)
 	}
@@ -61,6 +72,10 @@ func (s *server) append(c echo.Context, name string) error {
 		return badRequest("empty body")
 	}
 	if len(body) > 0 {
+		// The content type matters only when there is a body to decode.
+		if err := contentTypeOnce.Check(c.Request().Header); err != nil {
+			return badRequest("%v", err)
+		}
 		if req.Records, err = decodeRecords(c.Request().Header.Get(echo.HeaderContentType), body); err != nil {
 			return err
 		}
@@ -76,6 +91,9 @@ func (s *server) append(c echo.Context, name string) error {
 // appendHeaders reads an append's producer, match and close headers.
 func appendHeaders(r *http.Request) (ports.AppendRequest, error) {
 	var req ports.AppendRequest
+	if err := appendOnce.Check(r.Header); err != nil {
+		return req, badRequest("%v", err)
+	}
 	var err error
 	if req.Producer, err = producerStamp(r); err != nil {
 		return req, err

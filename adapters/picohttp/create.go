@@ -15,6 +15,9 @@ import (
 // create handles PUT /name: make the stream, idempotently.
 func (s *server) create(c echo.Context, name string) error {
 	r := c.Request()
+	if err := createOnce.Check(r.Header); err != nil {
+		return badRequest("%v", err)
+	}
 	cfg, err := streamConfig(r)
 	if err != nil {
 		return err

@@ -6,7 +6,8 @@
 // The listener runs on echo (cmd/pico serves it over HTTP/1.1 and h2c on
 // one port), with the handler chain of package streamroute. It parses and
 // bounds everything (bodies through http.MaxBytesReader, batches through
-// the codecs of package picowire, headers through strict parsers) and
-// drives ports.Streams, which app/streams.Service implements. Its OpenAPI document (openapi.yaml,
+// the codecs of package picowire, headers through strict parsers, and a
+// header read once given twice with different values is a 400, never
+// settled by its first line: headerval.Once) and drives ports.Streams, which app/streams.Service implements. Its OpenAPI document (openapi.yaml,
 // OpenAPI) is served by the admin listener.
 package picohttp

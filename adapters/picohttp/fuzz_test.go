@@ -45,6 +45,9 @@ func FuzzHandler(f *testing.F) {
 		{"POST", "/s", "Pico-Producer-Id: p\nPico-Producer-Epoch: 1\nPico-Producer-Seq: 0\nPico-Match-Seq: 3", []byte("x")},
 		{"POST", "/s", "Pico-Closed: true", nil},
 		{"POST", "/s", "Pico-Trim-Seq: 2", nil},
+		{"POST", "/s", "Pico-Match-Seq: 0\nPico-Match-Seq: 5", []byte("x")},
+		{"POST", "/s", "Pico-Closed: false\nPico-Closed: true", nil},
+		{"PUT", "/new", "Pico-TTL: 1\nPico-TTL: 1\nContent-Type: a/b\nContent-Type: a/c", nil},
 		{"POST", "/closed", "", []byte("late")},
 		{"DELETE", "/s", "", nil},
 		{"OPTIONS", "/x", "", nil},
@@ -63,7 +66,23 @@ func FuzzHandler(f *testing.F) {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
 		checkFuzzResponse(t, req, rec)
+		if rec.Code < 300 && contradicts(req, len(body) > 0) {
+			t.Fatalf("%s %s: %d for a header given twice with different values %v", req.Method, req.RequestURI, rec.Code, req.Header)
+		}
 	})
+}
+
+// contradicts reports whether req gives a header its handler reads once
+// twice with different values.
+func contradicts(req *http.Request, hasBody bool) bool {
+	switch req.Method {
+	case http.MethodPut:
+		return createOnce.Check(req.Header) != nil
+	case http.MethodPost:
+		return appendOnce.Check(req.Header) != nil || trimOnce.Check(req.Header) != nil ||
+			(hasBody && contentTypeOnce.Check(req.Header) != nil)
+	}
+	return false
 }
 
 // seedStreams resets the fake to a few streams in known states.

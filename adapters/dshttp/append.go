@@ -24,6 +24,17 @@ const maxWriterSeqBytes = 1024
 // exactly: producer epochs and sequences stay within it.
 const maxSafeInteger = 1<<53 - 1
 
+// The headers a request reads one value of (see headerval.Once), each
+// checked where the request reads it, so that the protocol's order of
+// errors holds.
+var (
+	appendOnce      = headerval.OnceHeaders(headerProducerID, headerProducerEpoch, headerProducerSeq, headerClosed)
+	contentTypeOnce = headerval.OnceHeaders(echo.HeaderContentType)
+	writerSeqOnce   = headerval.OnceHeaders(headerSeq)
+	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerExpiresAt, headerClosed,
+		headerForkedFrom, headerForkOffset, headerForkSubOffset)
+)
+
 // append handles POST: an append, an append that closes the stream, or a
 // close without data. One service call does it: the records are decoded by
 // the request's Content-Type, which the service checks against the
@@ -33,6 +44,9 @@ const maxSafeInteger = 1<<53 - 1
 // checks (producer, Stream-Seq).
 func (s *server) append(c echo.Context, name string) error {
 	r := c.Request()
+	if err := appendOnce.Check(r.Header); err != nil {
+		return s.explain(c, name, badRequest("%v", err))
+	}
 	producer, err := producerStamp(r.Header)
 	if err != nil {
 		return s.explain(c, name, err)
@@ -49,11 +63,17 @@ func (s *server) append(c echo.Context, name string) error {
 		// A close carries no data, so its content type is not checked.
 		return s.writeAppend(c, name, req)
 	}
+	if err := contentTypeOnce.Check(r.Header); err != nil {
+		return s.explain(c, name, badRequest("%v", err))
+	}
 	if req.ContentType, _ = first(r.Header[keyContentType]); req.ContentType == "" {
 		return s.explain(c, name, badRequest("an append with a body needs a Content-Type"))
 	}
 	if req.Records, err = bodyRecords(req.ContentType, body, false); err != nil {
 		return s.explainBody(c, name, req.ContentType, err)
+	}
+	if err := writerSeqOnce.Check(r.Header); err != nil {
+		return s.explainBody(c, name, req.ContentType, badRequest("%v", err))
 	}
 	if req.WriterSeq, _ = first(r.Header[keySeq]); len(req.WriterSeq) > maxWriterSeqBytes {
 		return s.explainBody(c, name, req.ContentType, badRequest("%s is %d bytes; the limit is %d", headerSeq, len(req.WriterSeq), maxWriterSeqBytes))

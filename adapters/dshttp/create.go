@@ -19,6 +19,9 @@ import (
 // create handles PUT: make the stream (or a fork), idempotently.
 func (s *server) create(c echo.Context, name string) error {
 	r := c.Request()
+	if err := createOnce.Check(r.Header); err != nil {
+		return badRequest("%v", err)
+	}
 	fork, err := parseFork(r.Header)
 	if err != nil {
 		return err

@@ -50,6 +50,12 @@
 // event in one write, and ends the response if records the reader has not
 // seen are trimmed meanwhile, so that it comes back and is told (410).
 //
+// A request header read as one value (Content-Type where it decides the
+// body, Stream-TTL, Stream-Expires-At, Stream-Closed, Stream-Seq, the
+// fork and Producer-* headers) given twice with different values is a 400
+// (headerval.Once), judged where the request reads it, so a missing or
+// closed stream still answers first; a repeat of one value is that value.
+//
 // The subscription API (package app/subscriptions) is served under
 // <root>/__ds/, beside the webhook signing keys (jwks.json).
 package dshttp

@@ -43,6 +43,9 @@ func FuzzHandler(f *testing.F) {
 		{"POST", "/j", "Content-Type: application/json", []byte(`["\ud800", "\ud83d\ude00"]`)},
 		{"POST", "/s", "Content-Type: text/plain\nProducer-Id: p\nProducer-Epoch: 1\nProducer-Seq: 0\nStream-Seq: 5", []byte("x")},
 		{"POST", "/s", "Stream-Closed: true", nil},
+		{"POST", "/s", "Content-Type: text/plain\nStream-Seq: 1\nStream-Seq: 2", []byte("x")},
+		{"POST", "/s", "Stream-Closed: false\nStream-Closed: true", nil},
+		{"PUT", "/new", "Stream-TTL: 1\nStream-TTL: 1\nContent-Type: a/b\nContent-Type: a/c", nil},
 		{"POST", "/closed", "Content-Type: application/json", []byte("late")},
 		{"DELETE", "/s", "", nil},
 		{"OPTIONS", "/x", "", nil},
@@ -62,7 +65,23 @@ func FuzzHandler(f *testing.F) {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
 		checkFuzzResponse(t, req, rec)
+		if rec.Code < 300 && contradicts(req, len(body) > 0) {
+			t.Fatalf("%s %s: %d for a header given twice with different values %v", req.Method, req.RequestURI, rec.Code, req.Header)
+		}
 	})
+}
+
+// contradicts reports whether req gives a header its handler reads once
+// twice with different values.
+func contradicts(req *http.Request, hasBody bool) bool {
+	switch req.Method {
+	case http.MethodPut:
+		return createOnce.Check(req.Header) != nil
+	case http.MethodPost:
+		return appendOnce.Check(req.Header) != nil ||
+			(hasBody && (contentTypeOnce.Check(req.Header) != nil || writerSeqOnce.Check(req.Header) != nil))
+	}
+	return false
 }
 
 // seedStreams resets the fake to a few streams in known states.

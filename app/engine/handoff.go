@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/picomq/pico/domain"
 )
 
@@ -71,11 +69,13 @@ func (e *Engine) closeInBatches(ctx context.Context, streams []*stream) (int, []
 	var mu sync.Mutex
 	var errs []error
 	closing := 0
-	var g errgroup.Group
-	g.SetLimit(closesInFlight)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, closesInFlight)
 	for start := 0; start < len(streams); start += closeBatch {
 		batch := streams[start:min(start+closeBatch, len(streams))]
-		g.Go(func() error {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
 			n, err := e.closeCommitted(ctx, batch)
 			mu.Lock()
 			defer mu.Unlock()
@@ -83,10 +83,9 @@ func (e *Engine) closeInBatches(ctx context.Context, streams []*stream) (int, []
 			if err != nil {
 				errs = append(errs, err)
 			}
-			return nil
 		})
 	}
-	g.Wait()
+	wg.Wait()
 	return closing, errs
 }
 

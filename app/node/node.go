@@ -110,6 +110,11 @@ type Node struct {
 	runCtx    context.Context // ends as Close stops background work
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
+	// stopChores ends the stream chores (uploads, compaction, retention,
+	// deliveries) and chores waits for them: Close stops them before it
+	// hands streams back, so none works on a stream being let go.
+	stopChores context.CancelFunc
+	chores     sync.WaitGroup
 
 	fenced     chan struct{} // closed once this process is fenced
 	fencedOnce sync.Once
@@ -226,7 +231,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 // startEngine opens this process's WAL and the stream engine, and runs
 // uploads and lease-gated maintenance in the background.
-func (n *Node) startEngine(ctx context.Context) {
+func (n *Node) startEngine(runCtx context.Context) {
+	ctx, stopChores := context.WithCancel(runCtx)
+	n.stopChores = stopChores
 	cfg := n.cfg
 	w := cfg.WAL
 	w.Store, w.Node, w.Epoch, w.Logger = cfg.WALStore, cfg.ID, cfg.Epoch, cfg.Logger
@@ -241,8 +248,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	if every <= 0 {
 		every = time.Second
 	}
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.engine.RunMaintenance(ctx, n, every, time.Second) }()
+	n.chores.Go(func() { n.engine.RunMaintenance(ctx, n, every, time.Second) })
 	n.streams = streams.New(streams.Config{Plane: n.plane, Engine: n.engine, By: n.Proposer(),
 		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving, Place: cfg.Place})
 	n.takeTransfers(ctx)
@@ -250,8 +256,7 @@ func (n *Node) startEngine(ctx context.Context) {
 	if retain <= 0 {
 		retain = 2 * time.Second
 	}
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.streams.RunRetention(ctx, retain, n) }()
+	n.chores.Go(func() { n.streams.RunRetention(ctx, retain, n) })
 	n.startSubscriptions(ctx)
 }
 
@@ -265,8 +270,7 @@ func (n *Node) startSubscriptions(ctx context.Context) {
 	if every <= 0 {
 		every = 100 * time.Millisecond
 	}
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.subs.RunDelivery(ctx, every, n) }()
+	n.chores.Go(func() { n.subs.RunDelivery(ctx, every, n) })
 }
 
 // Engine returns the stream engine, nil when the node has no store.
@@ -424,14 +428,18 @@ func (n *Node) Stats() Stats {
 // Drain makes Ready fail so load balancers move traffic away.
 func (n *Node) Drain() { n.draining.Store(true) }
 
-// Close hands every open stream back (committed to data objects and
-// closed, so any node opens it without recovery), stops background work,
-// makes anything still buffered durable (the WAL uploads what it holds),
-// leaves the cluster, and stops the metadata plane. Call it once no more
-// requests arrive.
+// Close stops the stream chores, hands every open stream back (committed
+// to data objects and closed, so any node opens it without recovery),
+// stops the rest of the background work, makes anything still buffered
+// durable (the WAL uploads what it holds), leaves the cluster, and stops
+// the metadata plane. Call it once no more requests arrive. Heartbeats and
+// the lease go on through the handoff: a node that went quiet then would
+// be fenced in the middle of it.
 func (n *Node) Close() error {
 	n.Drain()
 	if n.engine != nil {
+		n.stopChores()
+		n.chores.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := n.streams.HandOff(ctx); err != nil {
 			n.cfg.Logger.Warn("some streams were not handed back cleanly; the next owner recovers them from the WAL", "err", err)

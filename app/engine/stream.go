@@ -39,17 +39,33 @@ type stream struct {
 }
 
 func newStream(id, epoch, start uint64) *stream {
+	// The producer maps stay nil until a producer writes: most streams
+	// never see one, and an idle stream should hold little.
 	return &stream{id: id, epoch: epoch, base: start, confirmed: start, committed: start,
-		write:            domain.WriteState{Next: start, Producers: map[string]domain.ProducerState{}},
-		durableProducers: map[string]domain.ProducerState{}}
+		write: domain.WriteState{Next: start}}
+}
+
+// setProducer records p in the write state and, durable, as of confirmed.
+func (s *stream) setProducer(p domain.ProducerState, durable bool) {
+	if !durable {
+		if s.write.Producers == nil {
+			s.write.Producers = map[string]domain.ProducerState{}
+		}
+		s.write.Producers[p.ID] = p
+		return
+	}
+	if s.durableProducers == nil {
+		s.durableProducers = map[string]domain.ProducerState{}
+	}
+	s.durableProducers[p.ID] = p
 }
 
 // loadSection installs the producer state and writer sequence read from
 // the section of the stream's last data object.
 func (s *stream) loadSection(sec domain.Section) {
 	for _, p := range sec.Producers {
-		s.write.Producers[p.ID] = p
-		s.durableProducers[p.ID] = p
+		s.setProducer(p, false)
+		s.setProducer(p, true)
 	}
 	s.write.WriterSeq, s.durableWriterSeq = sec.WriterSeq, sec.WriterSeq
 }
@@ -83,7 +99,8 @@ func (s *stream) load(frames []domain.Frame) []domain.Frame {
 		}
 		if p := f.Producer; p != nil {
 			ps := domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: f.End()}
-			s.write.Producers[p.ID], s.durableProducers[p.ID] = ps, ps
+			s.setProducer(ps, false)
+			s.setProducer(ps, true)
 		}
 		if f.WriterSeq != "" {
 			s.write.WriterSeq, s.durableWriterSeq = f.WriterSeq, f.WriterSeq
@@ -106,7 +123,7 @@ func (s *stream) durable(f *domain.Frame, err error) {
 	} else if end := f.End(); end > s.confirmed {
 		s.confirmed = end
 		if p := f.Producer; p != nil {
-			s.durableProducers[p.ID] = domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: end}
+			s.setProducer(domain.ProducerState{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq, First: f.Offset, Next: end}, true)
 		}
 		if f.WriterSeq != "" {
 			s.durableWriterSeq = f.WriterSeq

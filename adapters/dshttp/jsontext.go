@@ -32,22 +32,38 @@ func messageIndex(body []byte, at int) (int, bool) {
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return 0, false
 	}
-	index, depth, inString, escaped := 0, 0, false, false
+	index, scan := 0, jsonScan{}
 	for _, c := range body[:at] {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped, inString = c == '\\', c != '"'
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-		case c == ']' || c == '}':
-			depth--
-		case c == ',' && depth == 1:
+		if scan.step(c) && c == ',' && scan.depth == 1 {
 			index++
 		}
 	}
 	return index, true
+}
+
+// jsonScan follows JSON text a byte at a time: whether it is inside a
+// string, and how deeply arrays and objects nest.
+type jsonScan struct {
+	depth             int
+	inString, escaped bool
+}
+
+// step moves past c and reports whether c is outside any string.
+func (s *jsonScan) step(c byte) bool {
+	switch {
+	case s.escaped:
+		s.escaped = false
+		return false
+	case s.inString:
+		s.escaped, s.inString = c == '\\', c != '"'
+		return false
+	case c == '"':
+		s.inString = true
+		return false
+	case c == '[' || c == '{':
+		s.depth++
+	case c == ']' || c == '}':
+		s.depth--
+	}
+	return true
 }

@@ -65,7 +65,7 @@ func jsonMessages(body []byte, allowEmpty bool) ([]domain.Record, error) {
 // json.Compact has checked: outside strings, a comma at the top depth ends
 // one. ok is false past maxJSONMessages.
 func arrayElements(array []byte) (records []domain.Record, ok bool) {
-	depth, start, inString, escaped := 0, 1, false, false
+	start, scan := 1, jsonScan{}
 	cut := func(end int) bool {
 		if len(records) == maxJSONMessages {
 			return false
@@ -75,18 +75,7 @@ func arrayElements(array []byte) (records []domain.Record, ok bool) {
 		return true
 	}
 	for i := 1; i < len(array)-1; i++ {
-		switch c := array[i]; {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped, inString = c == '\\', c != '"'
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-		case c == ']' || c == '}':
-			depth--
-		case c == ',' && depth == 0 && !cut(i):
+		if c := array[i]; scan.step(c) && c == ',' && scan.depth == 0 && !cut(i) {
 			return nil, false
 		}
 	}

@@ -3,21 +3,15 @@ package picohttp
 import (
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
+
+	"github.com/picomq/pico/adapters/internal/server/handlertest"
 )
 
 // doLines sends a request whose headers are given line by line, "Name:
 // value", so that a header can come twice.
 func (h *harness) doLines(method, target, body string, lines ...string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, target, strings.NewReader(body))
-	for _, line := range lines {
-		name, value, _ := strings.Cut(line, ": ")
-		req.Header.Add(name, value)
-	}
-	rec := httptest.NewRecorder()
-	h.h.ServeHTTP(rec, req)
-	return rec
+	return handlertest.DoLines(h.h, method, target, body, lines...)
 }
 
 // TestHeaderGivenTwice: a header read once, given twice with different

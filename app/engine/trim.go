@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/picomq/pico/domain"
 )
@@ -86,11 +88,7 @@ func (h Handle) Tail() (uint64, error) {
 func (e *Engine) Local() []uint64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ids := make([]uint64, 0, len(e.streams))
-	for id := range e.streams {
-		ids = append(ids, id)
-	}
-	return ids
+	return slices.Collect(maps.Keys(e.streams))
 }
 
 // LocalTimed is the streams this process writes whose configuration is
@@ -99,11 +97,7 @@ func (e *Engine) Local() []uint64 {
 func (e *Engine) LocalTimed() []uint64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ids := make([]uint64, 0, len(e.timed))
-	for id := range e.timed {
-		ids = append(ids, id)
-	}
-	return ids
+	return slices.Collect(maps.Keys(e.timed))
 }
 
 // BlockCache reads the block cache's size and hit counts.

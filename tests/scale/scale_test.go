@@ -88,6 +88,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(p50.Seconds()*1000, "first-read-p50-ms")
 		b.ReportMetric(p99.Seconds()*1000, "first-read-p99-ms")
 		b.ReportMetric(stopTook.Seconds(), "SIGTERM-s")
+		b.ReportMetric(float64(unavailable.Load()), "503s-waited")
 		b.Logf("\n| streams | creates/s | RSS per stream | idle CPU | store requests idle | restart to /ready | first read p50 / p99 | RSS per stream after restart | SIGTERM |\n"+
 			"| %d | %.0f | %.0f B | %.2f%% | %.0f | %.2f s | %.2f / %.2f ms | %.0f B | %.2f s |",
 			cfg.streams, float64(cfg.streams)/createdIn.Seconds(), perStream, idleCPU*100, storeRequests,
@@ -132,21 +133,34 @@ func createStreams(b *testing.B, base string, cfg settings) time.Duration {
 	return time.Since(t0)
 }
 
+// unavailable counts the 503s the run met and waited out.
+var unavailable atomic.Int64
+
+// send makes one request, as a client would: a 503 (the node overloaded or
+// not sure of its tenure) is retried after its Retry-After, up to a
+// minute; any other answer but want fails.
 func send(c *http.Client, method, u string, body []byte, want int) error {
-	req, err := http.NewRequest(method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
+	for deadline := time.Now().Add(time.Minute); ; {
+		req, err := http.NewRequest(method, u, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "text/plain")
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == want:
+			return nil
+		case resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline):
+			unavailable.Add(1)
+			time.Sleep(time.Second)
+		default:
+			return fmt.Errorf("%s %s: %s, want %d", method, u, resp.Status, want)
+		}
 	}
-	req.Header.Set("Content-Type", "text/plain")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s, want %d", method, u, resp.Status, want)
-	}
-	return nil
 }
 
 // watchIdle returns the share of a core the node used over d, and the

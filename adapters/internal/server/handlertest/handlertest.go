@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,19 @@ func Do(h http.Handler, method, target string, body []byte, headers ...string) *
 	req := httptest.NewRequest(method, target, r)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// DoLines sends one request to h whose headers are given line by line,
+// "Name: value", so that a header can come twice.
+func DoLines(h http.Handler, method, target, body string, lines ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	for _, line := range lines {
+		name, value, _ := strings.Cut(line, ": ")
+		req.Header.Add(name, value)
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

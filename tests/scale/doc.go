@@ -1,5 +1,7 @@
 // Package scale measures a node holding many streams, from outside: it
 // runs the real binary, creates streams over HTTP, lets them idle,
-// restarts the node and stops it, and prints what each step cost. It is a
-// benchmark, run on demand (see the README), not part of the test run.
+// restarts the node and stops it, and prints what each step cost; and it
+// times how long an acknowledged append takes to reach many live readers.
+// These are benchmarks, run on demand (see the README), not part of the
+// test run.
 package scale

@@ -33,29 +33,52 @@ type settings struct {
 }
 
 func settingsFromEnv(b *testing.B) settings {
-	s := settings{streams: 100_000, withRecords: 0.1, idle: 20 * time.Second}
-	if v := os.Getenv("PICOMQ_SCALE_STREAMS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("PICOMQ_SCALE_STREAMS=%q: want a count", v)
-		}
-		s.streams = n
+	return settings{
+		streams:     envCount(b, "PICOMQ_SCALE_STREAMS", 100_000),
+		withRecords: envShare(b, "PICOMQ_SCALE_WITH_RECORDS", 0.1),
+		idle:        envDuration(b, "PICOMQ_SCALE_IDLE", 20*time.Second),
 	}
-	if v := os.Getenv("PICOMQ_SCALE_WITH_RECORDS"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
-			b.Fatalf("PICOMQ_SCALE_WITH_RECORDS=%q: want a share from 0 to 1", v)
-		}
-		s.withRecords = f
+}
+
+// envCount is the count in the variable name, or def when it is unset.
+func envCount(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
-	if v := os.Getenv("PICOMQ_SCALE_IDLE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			b.Fatalf("PICOMQ_SCALE_IDLE=%q: want a duration", v)
-		}
-		s.idle = d
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a count", name, v)
 	}
-	return s
+	return n
+}
+
+// envShare is the share from 0 to 1 in the variable name, or def when it
+// is unset.
+func envShare(b *testing.B, name string, def float64) float64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1 {
+		b.Fatalf("%s=%q: want a share from 0 to 1", name, v)
+	}
+	return f
+}
+
+// envDuration is the duration in the variable name, or def when it is
+// unset.
+func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		b.Fatalf("%s=%q: want a duration", name, v)
+	}
+	return d
 }
 
 // BenchmarkScale is one run at the configured size; b.N is ignored (use
@@ -140,25 +163,31 @@ var unavailable atomic.Int64
 // not sure of its tenure) is retried after its Retry-After, up to a
 // minute; any other answer but want fails.
 func send(c *http.Client, method, u string, body []byte, want int) error {
+	_, err := exchange(c, method, u, body, want)
+	return err
+}
+
+// exchange is send for a caller that reads the response's headers.
+func exchange(c *http.Client, method, u string, body []byte, want int) (http.Header, error) {
 	for deadline := time.Now().Add(time.Minute); ; {
 		req, err := http.NewRequest(method, u, bytes.NewReader(body))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		req.Header.Set("Content-Type", "text/plain")
 		resp, err := c.Do(req)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		resp.Body.Close()
 		switch {
 		case resp.StatusCode == want:
-			return nil
+			return resp.Header, nil
 		case resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline):
 			unavailable.Add(1)
 			time.Sleep(time.Second)
 		default:
-			return fmt.Errorf("%s %s: %s, want %d", method, u, resp.Status, want)
+			return nil, fmt.Errorf("%s %s: %s, want %d", method, u, resp.Status, want)
 		}
 	}
 }
@@ -241,6 +270,12 @@ func firstReads(b *testing.B, base string, streams, sample int) (p50, p99 time.D
 		}
 		took = append(took, time.Since(t0))
 	}
-	slices.Sort(took)
-	return took[len(took)/2], took[len(took)*99/100]
+	p50, p99, _ = quantiles(took)
+	return p50, p99
+}
+
+// quantiles sorts d and returns its median, 99th percentile and maximum.
+func quantiles(d []time.Duration) (p50, p99, highest time.Duration) {
+	slices.Sort(d)
+	return d[len(d)/2], d[len(d)*99/100], d[len(d)-1]
 }

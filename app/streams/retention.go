@@ -76,14 +76,16 @@ func (s *Service) sweepUnowned(ctx context.Context) {
 		if st.SoftDeleted {
 			return ctx.Err() == nil
 		}
-		cfg, err := domain.DecodeStreamConfig(st.Meta)
-		switch {
-		case err != nil:
-		case v.IsOpen(st):
+		if v.IsOpen(st) { // its holder sweeps it; only a takeover of ours may be left to finish
 			if mark, ok := s.takeoverToFinish(&v, st); ok {
 				seen[st.ID] = mark
 				s.reclaim(ctx, st.ID, mark)
 			}
+			return ctx.Err() == nil
+		}
+		cfg, err := domain.DecodeStreamConfig(st.Meta)
+		switch {
+		case err != nil:
 		case s.expired(st, cfg):
 			s.expire(ctx, stream{st, cfg})
 		case s.idleSinceUnowned(st, cfg, now, seen):

@@ -24,19 +24,22 @@ import (
 
 // settings come from the environment: PICOMQ_SCALE_STREAMS (default
 // 100,000), PICOMQ_SCALE_WITH_RECORDS (the share holding one record,
-// default 0.1) and PICOMQ_SCALE_IDLE (how long to watch the idle node,
-// default 20s).
+// default 0.1), PICOMQ_SCALE_SETTLE (the wait after the creates, for the
+// uploads, snapshot and truncation they cause, default 20s) and
+// PICOMQ_SCALE_IDLE (how long to watch the idle node, default 60s: the
+// sweeps that visit every stream run once a minute).
 type settings struct {
-	streams     int
-	withRecords float64
-	idle        time.Duration
+	streams      int
+	withRecords  float64
+	settle, idle time.Duration
 }
 
 func settingsFromEnv(b *testing.B) settings {
 	return settings{
 		streams:     envCount(b, "PICOMQ_SCALE_STREAMS", 100_000),
 		withRecords: envShare(b, "PICOMQ_SCALE_WITH_RECORDS", 0.1),
-		idle:        envDuration(b, "PICOMQ_SCALE_IDLE", 20*time.Second),
+		settle:      envDuration(b, "PICOMQ_SCALE_SETTLE", 20*time.Second),
+		idle:        envDuration(b, "PICOMQ_SCALE_IDLE", time.Minute),
 	}
 }
 
@@ -91,7 +94,7 @@ func BenchmarkScale(b *testing.B) {
 		n := picoproc.Serve(b, append([]string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, data...)...)
 		baseline := rssBytes(b, n)
 		createdIn := createStreams(b, n.URL, cfg)
-		time.Sleep(3 * time.Second) // uploads and the first checks settle
+		time.Sleep(cfg.settle)
 		idleCPU, storeRequests := watchIdle(b, n, cfg.idle)
 		perStream := float64(rssBytes(b, n)-baseline) / float64(cfg.streams)
 

@@ -9,7 +9,7 @@ import (
 // RowVersion is the version byte that starts every encoded row.
 const RowVersion = 1
 
-// MaxRowCommands bounds the commands in one row (the proposer groups up to 256).
+// MaxRowCommands bounds the commands in one row (the proposer groups up to 1024).
 const MaxRowCommands = 4096
 
 // ErrDecode is wrapped by every decoding failure.

@@ -55,8 +55,8 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 }
 
 // closeBatch is how many streams one proposal closes: with a SealStream
-// each, 256 commands, what one metadata row holds by default.
-const closeBatch = 128
+// each, 1024 commands, what one metadata row holds by default.
+const closeBatch = 512
 
 // closesInFlight bounds the close proposals sent side by side: the log
 // commits concurrent proposals together, so a node with a million streams

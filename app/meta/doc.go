@@ -6,8 +6,8 @@
 // # Life of a proposal
 //
 //  1. A caller (Plane.Propose) queues its commands (bounded queue).
-//  2. The flusher, one per process, takes every queued proposal up to 256
-//     commands, encodes one row and appends it at the next index. One
+//  2. The flusher, one per process, takes every queued proposal up to 1024
+//     commands (readers take up to domain.MaxRowCommands), encodes one row and appends it at the next index. One
 //     append is in flight at a time; proposals that arrive meanwhile fill
 //     the next row. The flusher does not wait for a row to be applied
 //     before appending the next (up to 8 rows await delivery).

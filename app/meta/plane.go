@@ -36,7 +36,8 @@ const maxRowsInFlight = 8
 type Config struct {
 	Log    ports.MetaLog
 	Logger *slog.Logger
-	// MaxBatch bounds the commands group-committed in one row (256).
+	// MaxBatch bounds the commands group-committed in one row (1024; a
+	// reader takes up to domain.MaxRowCommands).
 	MaxBatch int
 	// SnapshotEvery is the number of applied rows between snapshots (1024).
 	SnapshotEvery uint64
@@ -67,7 +68,7 @@ func (c *Config) defaults() {
 		c.Logger = slog.Default()
 	}
 	if c.MaxBatch <= 0 {
-		c.MaxBatch = 256
+		c.MaxBatch = 1024
 	}
 	if c.SnapshotEvery == 0 {
 		c.SnapshotEvery = 1024

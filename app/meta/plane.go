@@ -101,6 +101,10 @@ type Plane struct {
 	nudge    chan struct{}
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
+	// snapshots runs the snapshot writer, which Close waits for only
+	// briefly: encoding a large state cannot be interrupted, and a
+	// snapshot is an optimisation a shutdown may drop.
+	snapshots sync.WaitGroup
 
 	mu      sync.Mutex
 	applied uint64
@@ -205,8 +209,23 @@ func (p *Plane) Close() error {
 	p.mu.Unlock()
 	p.cancel()
 	p.done.Wait()
+	p.awaitSnapshots(snapshotCloseWait)
 	p.failQueued(ErrClosed)
 	return nil
+}
+
+// snapshotCloseWait bounds Close's wait for a snapshot being written.
+const snapshotCloseWait = time.Second
+
+// awaitSnapshots waits for the snapshot writer for at most d. One still
+// encoding then finds the plane closed and writes nothing.
+func (p *Plane) awaitSnapshots(d time.Duration) {
+	done := make(chan struct{})
+	go func() { p.snapshots.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // publish stores a new view and wakes waiters. Called by the tailer only.

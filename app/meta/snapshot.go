@@ -57,9 +57,7 @@ func (t *tailer) maybeSnapshot(ctx context.Context) {
 	if take {
 		t.logBytes = 0
 	}
-	t.p.done.Add(1)
-	go func() {
-		defer t.p.done.Done()
+	t.p.snapshots.Go(func() {
 		defer s.busy.Store(false)
 		if take {
 			t.writeSnapshot(ctx, &st, now)
@@ -67,7 +65,7 @@ func (t *tailer) maybeSnapshot(ctx context.Context) {
 		if through > 0 {
 			t.truncate(ctx, through)
 		}
-	}()
+	})
 }
 
 // truncationPoint returns the newest written snapshot taken before cutoff
@@ -94,8 +92,13 @@ func (t *tailer) writeSnapshot(ctx context.Context, st *domain.State, now time.T
 			"index", st.Index, "cluster_level", level, "err", err)
 		return
 	}
+	if ctx.Err() != nil {
+		return // the plane closed while the state was encoded
+	}
 	if err := t.p.log.PutSnapshot(ctx, ports.Snapshot{Index: st.Index, Payload: payload}); err != nil {
-		t.p.logger.Warn("metadata snapshot failed", "index", st.Index, "err", err)
+		if ctx.Err() == nil {
+			t.p.logger.Warn("metadata snapshot failed", "index", st.Index, "err", err)
+		}
 		return
 	}
 	s := t.snap
@@ -109,7 +112,9 @@ func (t *tailer) writeSnapshot(ctx context.Context, st *domain.State, now time.T
 
 func (t *tailer) truncate(ctx context.Context, through uint64) {
 	if err := t.p.log.Truncate(ctx, through); err != nil {
-		t.p.logger.Warn("metadata log truncation failed", "through", through, "err", err)
+		if ctx.Err() == nil {
+			t.p.logger.Warn("metadata log truncation failed", "through", through, "err", err)
+		}
 		return
 	}
 	s := t.snap

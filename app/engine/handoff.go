@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/picomq/pico/domain"
 )
@@ -33,6 +34,7 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 		return nil
 	}
 	slices.SortFunc(streams, func(a, b *stream) int { return cmp.Compare(a.id, b.id) }) // gates are locked in id order
+	start := time.Now()
 	for _, s := range streams {
 		s.gate.Lock()
 		next := s.write.Next
@@ -41,13 +43,17 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 			return err
 		}
 	}
+	durable := time.Since(start)
 	if _, err := e.Upload(ctx); err != nil {
 		return err
 	}
+	uploaded := time.Since(start)
 	// Each batch is checked and closed under its streams' gates, so no
 	// append gets in between the check and the close; the gates are
 	// released only once the closed streams refuse appends.
 	closing, errs := e.closeInBatches(ctx, streams)
+	e.cfg.Logger.Info("streams handed back", "streams", closing, "durable_after", durable.Round(time.Millisecond),
+		"uploaded_after", uploaded.Round(time.Millisecond), "closed_after", time.Since(start).Round(time.Millisecond))
 	if n := len(streams) - closing; n > 0 {
 		errs = append(errs, fmt.Errorf("%d streams got appends during the handoff and stay open", n))
 	}

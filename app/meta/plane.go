@@ -105,6 +105,7 @@ type Plane struct {
 	// briefly: encoding a large state cannot be interrupted, and a
 	// snapshot is an optimisation a shutdown may drop.
 	snapshots sync.WaitGroup
+	snap      *snapshotter
 
 	mu      sync.Mutex
 	applied uint64
@@ -126,7 +127,8 @@ func Open(ctx context.Context, cfg Config) (*Plane, error) {
 		changed: make(chan struct{}), pending: map[uint64]*rowWait{}}
 	st := domain.NewState()
 	p.view.Store(&st)
-	t := &tailer{p: p, state: st, snap: &snapshotter{}}
+	p.snap = &snapshotter{}
+	t := &tailer{p: p, state: st, snap: p.snap}
 	if err := t.installSnapshot(ctx); err != nil && !errors.Is(err, ports.ErrNoSnapshot) {
 		return nil, fmt.Errorf("meta: load snapshot: %w", err)
 	}
@@ -213,6 +215,12 @@ func (p *Plane) Close() error {
 	p.failQueued(ErrClosed)
 	return nil
 }
+
+// HoldSnapshots starts no more snapshots or truncations: a node shutting
+// down writes many rows as it hands its streams back, and rewriting a large
+// state meanwhile would hold the log's writer for seconds to save the next
+// start a replay of those few rows.
+func (p *Plane) HoldSnapshots() { p.snap.held.Store(true) }
 
 // snapshotCloseWait bounds Close's wait for a snapshot being written.
 const snapshotCloseWait = time.Second

@@ -18,6 +18,8 @@ import (
 // outcome is unknown.
 type snapshotter struct {
 	busy atomic.Bool
+	// held stops new snapshots for good (Plane.HoldSnapshots).
+	held atomic.Bool
 
 	mu        sync.Mutex
 	last      uint64         // index of the last snapshot written or installed
@@ -42,7 +44,7 @@ type snapshotMark struct {
 
 func (t *tailer) maybeSnapshot(ctx context.Context) {
 	s := t.snap
-	if s.busy.Load() {
+	if s.busy.Load() || s.held.Load() {
 		return
 	}
 	now := time.Now()

@@ -440,6 +440,7 @@ func (n *Node) Close() error {
 	if n.engine != nil {
 		n.stopChores()
 		n.chores.Wait()
+		n.plane.HoldSnapshots()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := n.streams.HandOff(ctx); err != nil {
 			n.cfg.Logger.Warn("some streams were not handed back cleanly; the next owner recovers them from the WAL", "err", err)

@@ -17,7 +17,7 @@ import (
 // Streams that cannot be recorded are handed back all the same, to start
 // their window again with their next writer.
 func (s *Service) HandOff(ctx context.Context) error {
-	if err := s.recordAccesses(ctx, s.cfg.Engine.Local()); err != nil {
+	if err := s.recordAccesses(ctx, s.cfg.Engine.LocalTimed()); err != nil { // idle TTLs are timed
 		s.cfg.Logger.Warn("recording the last accesses of idle-TTL streams failed", "err", err)
 	}
 	return s.cfg.Engine.CloseAll(ctx)

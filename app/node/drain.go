@@ -61,17 +61,48 @@ type drainRun struct {
 	failed   int
 	lastErr  string
 	finished bool
+	// tried holds the streams a move was asked for and not yet counted as
+	// moved: one whose move failed or looked gone may still have left
+	// (the transfer applied, its answer did not come back), and counts
+	// once a later pass no longer finds it on the node.
+	tried map[uint64]bool
 }
 
-func (r *drainRun) recordMove(err error) {
+func (r *drainRun) recordMove(id uint64, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil {
 		r.moved++
+		delete(r.tried, id)
 		return
 	}
-	r.failed++
-	r.lastErr = err.Error()
+	if r.tried == nil {
+		r.tried = map[uint64]bool{}
+	}
+	r.tried[id] = true
+	if !errors.Is(err, errGone) {
+		r.failed++
+		r.lastErr = err.Error()
+	}
+}
+
+// countLeft counts as moved the streams tried before that are no longer
+// homed on the node but still exist (exists reports that).
+func (r *drainRun) countLeft(homed []uint64, exists func(uint64) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	still := make(map[uint64]bool, len(homed))
+	for _, id := range homed {
+		still[id] = true
+	}
+	for id := range r.tried {
+		if !still[id] {
+			delete(r.tried, id)
+			if exists(id) {
+				r.moved++
+			}
+		}
+	}
 }
 
 func (r *drainRun) finish(err error) {
@@ -214,6 +245,7 @@ func (n *Node) checkPlacement(id domain.NodeID) error {
 func (n *Node) drain(ctx context.Context, run *drainRun) error {
 	for stalled := 0; ; {
 		ids := n.streamsHomedOn(run.node)
+		run.countLeft(ids, n.streamExists)
 		if len(ids) == 0 {
 			return nil
 		}
@@ -223,6 +255,7 @@ func (n *Node) drain(ctx context.Context, run *drainRun) error {
 			err := run.move(ctx, id)
 			switch {
 			case errors.Is(err, errGone):
+				run.recordMove(id, err) // counted if it turns out to have left
 				return
 			case errors.Is(err, ErrNoPlacement):
 				unplaced.Store(true)
@@ -231,7 +264,7 @@ func (n *Node) drain(ctx context.Context, run *drainRun) error {
 			if err != nil && ctx.Err() == nil {
 				n.cfg.Logger.Warn("a drain could not move a stream; it tries again", "node", run.node, "stream", id, "err", err)
 			}
-			run.recordMove(err)
+			run.recordMove(id, err)
 		})
 		if unplaced.Load() {
 			if err := n.checkPlacement(run.node); err != nil {
@@ -253,6 +286,13 @@ func (n *Node) drain(ctx context.Context, run *drainRun) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// streamExists reports whether stream id is in the view.
+func (n *Node) streamExists(id uint64) bool {
+	v := n.plane.View()
+	_, ok := v.Stream(id)
+	return ok
 }
 
 // streamsHomedOn lists the streams whose home is node id in the view.

@@ -255,6 +255,17 @@ func (s *State) StreamsNamingWALs(fn func(p Proposer, st *Stream) bool) {
 	})
 }
 
+// StreamsOf calls fn for each stream that node process p opened and has
+// not closed (open while p is not superseded), until fn returns false.
+func (s *State) StreamsOf(p Proposer, fn func(st *Stream) bool) {
+	s.streams.All(func(_ uint64, st *Stream) bool {
+		if st.Open && st.Owner == p.Node && st.OwnerEpoch == p.Epoch {
+			return fn(st)
+		}
+		return true
+	})
+}
+
 // Reservation returns a reserved object id.
 func (s *State) Reservation(id uint64) (Reservation, bool) { return s.reservations.Get(id) }
 

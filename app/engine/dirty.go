@@ -26,6 +26,13 @@ func (d *dirtySet) add(ids ...uint64) {
 	}
 }
 
+func (d *dirtySet) has(id uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.ids[id]
+	return ok
+}
+
 // take empties the set and returns its ids in order.
 func (d *dirtySet) take() []uint64 {
 	d.mu.Lock()

@@ -112,6 +112,23 @@
 // if asked to open the stream again, does so at a new epoch, which makes
 // the pending close stale.
 //
+// # Idle streams (idle.go)
+//
+// With Config.ReleaseIdleAfter set, every local stream without time rules
+// waits in a queue ordered by when it was last looked at. Each maintenance
+// tick looks only at the entries older than the period: a stream opened
+// since goes to the back, one with records not yet committed (or a seal
+// not yet recorded, or a compaction due) too, and the others are let go
+// in memory only. They stay open by this process in the metadata, so the
+// next request reopens one (reopenOwn) from the view and its last data
+// object's section, whose producer state and writer sequence cover every
+// record: no metadata write, no WAL read. A handle held across the
+// release returns ErrNotLocal, and readers waiting on it are woken, so
+// both open it again. Streams with time rules stay: the retention sweep
+// visits local streams only, and relies on the last timestamp in memory.
+// CloseAll closes the streams not in memory from the metadata, after it
+// has stopped reopening them.
+//
 // # From WAL to data objects
 //
 // Every --wal-upload-interval-ms, or as soon as --wal-upload-threshold

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,10 @@ type Config struct {
 	// AppendTimeout bounds how long an append waits for its records, or
 	// a duplicate's original, to be durable before ErrNotDurable (10 s).
 	AppendTimeout time.Duration
+	// ReleaseIdleAfter is how long a local stream stays in memory unused
+	// before the maintenance loop releases it (releaseIdle); zero keeps
+	// every stream in memory while it is open here.
+	ReleaseIdleAfter time.Duration
 }
 
 // Engine serves the streams this process writes.
@@ -76,6 +81,9 @@ type Engine struct {
 	cfg     Config
 	mu      sync.Mutex
 	streams map[uint64]*stream
+	// streamsPeak is the most streams local since streams was last made
+	// anew (unpublish). Under mu.
+	streamsPeak int
 	// closing holds streams whose CloseStream had an unknown outcome: it
 	// may still apply, so they are opened again at a new epoch (which makes
 	// it stale), never reused at the epoch it names. Under mu.
@@ -110,6 +118,13 @@ type Engine struct {
 	// timed holds the local streams whose configuration is Timed, the only
 	// ones the retention sweep visits. Under mu.
 	timed map[uint64]struct{}
+	// idle queues the other local streams for release once idle.
+	idle idleQueue
+	// handoff: reopenOwn holds it shared until it has published; CloseAll
+	// takes it to set handingOff, after which streams this process writes
+	// are no longer reopened here (see closeReleased).
+	handoff    sync.RWMutex
+	handingOff bool
 }
 
 // indexCacheSections bounds the decoded object indexes kept: a section
@@ -169,7 +184,11 @@ func (e *Engine) publish(s *stream) {
 	if st, ok := v.Stream(s.id); ok {
 		if cfg, err := domain.DecodeStreamConfig(st.Meta); err == nil && cfg.Timed() {
 			e.timed[s.id] = struct{}{}
+			return
 		}
+	}
+	if e.cfg.ReleaseIdleAfter > 0 {
+		e.idle.push(s, e.cfg.Now())
 	}
 }
 
@@ -180,6 +199,14 @@ func (e *Engine) unpublish(s *stream) {
 		delete(e.streams, s.id)
 		delete(e.timed, s.id)
 	}
+	e.streamsPeak = max(e.streamsPeak, len(e.streams)+1)
+	if e.streamsPeak > 1024 && len(e.streams) < e.streamsPeak/4 {
+		// A map keeps the room of its largest size: once most streams
+		// are released, a smaller one holds the rest.
+		rest := make(map[uint64]*stream, len(e.streams))
+		maps.Copy(rest, e.streams)
+		e.streams, e.streamsPeak = rest, len(e.streams)
+	}
 }
 
 // Open makes this process the writer of stream id and returns its handle.
@@ -189,6 +216,7 @@ func (e *Engine) unpublish(s *stream) {
 // accepted.
 func (e *Engine) Open(ctx context.Context, id uint64) (Handle, error) {
 	if s, ok := e.local(id); ok && s.err() == nil {
+		s.used.Store(true)
 		return Handle{e: e, s: s}, nil
 	}
 	// One open per stream at a time; opens of different streams run side by

@@ -64,10 +64,11 @@ type LeaseHolder interface {
 }
 
 // RunMaintenance uploads every uploadEvery (and at once when appends wait
-// for room), compacts every maintainEvery and, while lease says this node
-// holds the maintenance lease, runs the lease holder's chores every
-// maintainEvery too (however long uploadEvery is), until ctx ends. Errors
-// are logged and retried on the next tick: every step is idempotent.
+// for room), compacts and releases idle streams every maintainEvery and,
+// while lease says this node holds the maintenance lease, runs the lease
+// holder's chores every maintainEvery too (however long uploadEvery is),
+// until ctx ends. Errors are logged and retried on the next tick: every
+// step is idempotent.
 func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEvery, maintainEvery time.Duration) {
 	upload, maintain := time.NewTicker(uploadEvery), time.NewTicker(maintainEvery)
 	defer upload.Stop()
@@ -80,6 +81,7 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 			return
 		case <-maintain.C:
 			e.compactAll(ctx)
+			e.releaseIdle()
 			e.maintain(ctx, lease)
 			continue
 		case <-upload.C:

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/picomq/pico/domain"
@@ -23,7 +24,16 @@ import (
 // so those streams close too and the next writer reads no WAL at all (the
 // metadata lists their predecessors, so nothing is lost if this fails).
 func (e *Engine) CloseAll(ctx context.Context) error {
+	e.handoff.Lock()
+	e.handingOff = true
+	e.handoff.Unlock()
 	e.finishRecoveries(ctx)
+	local := e.closeLocal(ctx)
+	return errors.Join(local, e.closeReleased(ctx))
+}
+
+// closeLocal closes the streams in memory (see CloseAll).
+func (e *Engine) closeLocal(ctx context.Context) error {
 	var streams []*stream
 	for _, id := range e.Local() {
 		if s, ok := e.local(id); ok && s.err() == nil {
@@ -60,6 +70,34 @@ func (e *Engine) CloseAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// closeReleased closes, from the metadata alone, the streams this process
+// writes that are not in memory: released while idle, or opened at create
+// and not used since. Every record of theirs is committed (releaseIfIdle) or
+// there is none, and none is reopened here any more (handingOff), so a
+// close in the view is all their handoff needs. Streams with a recovery
+// pending or a close in doubt are left to their next writer, which reads
+// the WALs their metadata names.
+func (e *Engine) closeReleased(ctx context.Context) error {
+	v := e.cfg.Plane.View()
+	var cmds []domain.Command
+	e.mu.Lock()
+	v.StreamsOf(e.cfg.By, func(st *domain.Stream) bool {
+		_, local := e.streams[st.ID]
+		_, recovering := e.recovering[st.ID]
+		if !local && !recovering && !e.closing[st.ID] && len(st.Unrecovered) == 0 {
+			cmds = append(cmds, &domain.CloseStream{By: e.cfg.By, Stream: st.ID, Epoch: st.Epoch})
+		}
+		return true
+	})
+	e.mu.Unlock()
+	return e.proposeInBatches(ctx, cmds, func(cmd domain.Command, r domain.Result) error {
+		if r.OK() {
+			return nil
+		}
+		return fmt.Errorf("close stream %d: %s", cmd.(*domain.CloseStream).Stream, r)
+	})
+}
+
 // closeBatch is how many streams one proposal closes: with a SealStream
 // each, 1024 commands, what one metadata row holds by default.
 const closeBatch = 512
@@ -72,27 +110,51 @@ const closesInFlight = 16
 // closeInBatches closes streams closeBatch at a time, closesInFlight
 // batches at once; it returns how many it tried to close and the errors.
 func (e *Engine) closeInBatches(ctx context.Context, streams []*stream) (int, []error) {
+	var closing atomic.Int64
+	errs := inBatches(streams, closeBatch, func(batch []*stream) error {
+		n, err := e.closeCommitted(ctx, batch)
+		closing.Add(int64(n))
+		return err
+	})
+	return int(closing.Load()), errs
+}
+
+// proposeInBatches proposes cmds 2*closeBatch at a time, closesInFlight
+// proposals at once, and checks each result.
+func (e *Engine) proposeInBatches(ctx context.Context, cmds []domain.Command, check func(domain.Command, domain.Result) error) error {
+	return errors.Join(inBatches(cmds, 2*closeBatch, func(batch []domain.Command) error {
+		rs, err := e.cfg.Plane.Propose(ctx, batch...)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for i, r := range rs {
+			errs = append(errs, check(batch[i], r))
+		}
+		return errors.Join(errs...)
+	})...)
+}
+
+// inBatches runs fn on items, size at a time, closesInFlight batches at
+// once, and returns their errors.
+func inBatches[T any](items []T, size int, fn func([]T) error) []error {
 	var mu sync.Mutex
 	var errs []error
-	closing := 0
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, closesInFlight)
-	for start := 0; start < len(streams); start += closeBatch {
-		batch := streams[start:min(start+closeBatch, len(streams))]
+	for batch := range slices.Chunk(items, size) {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			n, err := e.closeCommitted(ctx, batch)
-			mu.Lock()
-			defer mu.Unlock()
-			closing += n
-			if err != nil {
+			if err := fn(batch); err != nil {
+				mu.Lock()
 				errs = append(errs, err)
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	return closing, errs
+	return errs
 }
 
 // closeCommitted closes those of streams whose every record is committed,
@@ -148,7 +210,7 @@ func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 			continue
 		}
 		s.sealClosed = s.write.Sealed && sealed
-		e.dropClosed(s)
+		e.forget(s)
 	}
 	return errors.Join(errs...)
 }
@@ -177,14 +239,16 @@ func (e *Engine) dropInDoubt(s *stream) {
 	e.mu.Lock()
 	e.closing[s.id] = true
 	e.mu.Unlock()
-	e.dropClosed(s)
+	e.forget(s)
 }
 
-// dropClosed forgets a stream this process closed. The caller holds its
-// gate: an append that looked the stream up before is refused from now on
-// (its record would be in this process's WAL only, which the next owner of
-// a cleanly closed stream does not read).
-func (e *Engine) dropClosed(s *stream) {
+// forget lets go of local stream s: a stream this process closed, or one
+// released while idle. The caller holds its gate: an append that looked
+// the stream up before is refused from now on (for a closed stream, its
+// record would be in this process's WAL only, which the next owner of a
+// cleanly closed stream does not read), and waiting readers are woken to
+// open it again.
+func (e *Engine) forget(s *stream) {
 	e.mu.Lock()
 	e.unpublish(s)
 	e.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/picomq/pico/adapters/memlog"
 	"github.com/picomq/pico/adapters/memstore"
@@ -72,11 +73,13 @@ func TestIdleStreamsLeaveNoBackgroundWork(t *testing.T) {
 
 // BenchmarkIdleStreamFootprint reports the engine heap an open, idle
 // stream holds (its records uploaded), beside what the metadata view
-// holds for it.
+// holds for it, and what is left of it once released while idle.
 func BenchmarkIdleStreamFootprint(b *testing.B) {
 	const n = 20_000
 	for b.Loop() {
 		p := startProcessTB(b, memstore.New())
+		clock := &testClock{now: time.Now()}
+		p.engine.cfg.Now, p.engine.cfg.ReleaseIdleAfter = clock.Now, time.Minute
 		ctx := context.Background()
 		ids := make([]uint64, n)
 		for i := range n {
@@ -101,8 +104,16 @@ func BenchmarkIdleStreamFootprint(b *testing.B) {
 		if got := p.engine.LocalCount(); got != n {
 			b.Fatalf("%d streams open, want %d", got, n)
 		}
+		clock.advance(2 * time.Minute)
+		for p.engine.releaseIdle() > 0 {
+		}
+		if got := p.engine.LocalCount(); got != 0 {
+			b.Fatalf("%d streams still in memory, want 0", got)
+		}
+		released := heapInUse()
 		b.ReportMetric(float64(viewOnly)/n, "view-B/stream")
 		b.ReportMetric(float64(open-viewOnly)/n, "engine-B/stream")
+		b.ReportMetric((float64(released)-float64(viewOnly))/n, "released-B/stream")
 	}
 }
 

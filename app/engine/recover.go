@@ -87,6 +87,11 @@ func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
 	if err != nil {
 		return fmt.Errorf("engine: reopen stream %d: %w", st.ID, err)
 	}
+	e.handoff.RLock()
+	defer e.handoff.RUnlock()
+	if e.handingOff {
+		return errHandingOff
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.streams[st.ID]; !ok {
@@ -94,6 +99,10 @@ func (e *Engine) reopenOwn(ctx context.Context, st *domain.Stream) error {
 	}
 	return nil
 }
+
+// errHandingOff: CloseAll hands back the streams this process writes, and
+// closes those not in memory from the metadata, so none is reopened here.
+var errHandingOff = fmt.Errorf("%w: this process is handing its streams back", ErrNotLocal)
 
 // recover rebuilds a stream opened at p.epoch from the WALs of its earlier
 // writers (p.sources). What it reads there stays in p, for a retry if a

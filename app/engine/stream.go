@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/picomq/pico/domain"
 )
@@ -36,6 +37,10 @@ type stream struct {
 	durableProducers map[string]domain.ProducerState
 	// durableWriterSeq is the writer sequence as of confirmed, likewise.
 	durableWriterSeq string
+
+	// used: an open found the stream local since the idle queue last
+	// looked at it (see releaseIdle).
+	used atomic.Bool
 }
 
 func newStream(id, epoch, start uint64) *stream {
@@ -153,11 +158,20 @@ func (s *stream) wake() {
 // confirm offset grows, a seal, a delete). It is made only when someone
 // asks: appends with no reader waiting make and close none.
 func (s *stream) changedLocked() <-chan struct{} {
+	if s.failed != nil {
+		return closedChan // nothing changes any more: look again, and find it let go
+	}
 	if s.changed == nil {
 		s.changed = make(chan struct{})
 	}
 	return s.changed
 }
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // notifyLocked wakes whoever waits on changedLocked's channel.
 func (s *stream) notifyLocked() {

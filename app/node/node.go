@@ -98,6 +98,7 @@ type Node struct {
 	// transfers counts the transfers asked of this node (Transfer) by
 	// outcome: [0] recorded, [1] refused or failed.
 	transfers [2]atomic.Int64
+	written   writtenCount
 	plane     *meta.Plane
 	lease     *meta.LeaseKeeper
 	wal       *wal.WAL
@@ -382,9 +383,12 @@ type Stats struct {
 	WALPuts        int64         // WAL bulks stored, one object-store PUT each
 	WALSubmissions int64         // appends in those bulks
 	WALPutTime     time.Duration // the time those PUTs took, retries included
-	StreamsWritten int           // streams this process writes
-	WALBuffered    int           // bytes appended and not yet durable in the WAL
-	BlockCache     engine.CacheStats
+	StreamsWritten int           // streams this process writes (open here in the metadata)
+	// StreamsInMemory are those of them held in memory; the others were
+	// released while idle and reopen at their next request.
+	StreamsInMemory int
+	WALBuffered     int // bytes appended and not yet durable in the WAL
+	BlockCache      engine.CacheStats
 	// TransfersOK and TransfersFailed count the transfers asked of this
 	// node (by an operator or its own drain) by outcome.
 	TransfersOK, TransfersFailed int64
@@ -406,6 +410,28 @@ type Stats struct {
 	DeadWALTakeovers int64
 }
 
+// writtenCount counts the streams a process writes, once per applied
+// row: a scrape of an idle node walks no view.
+type writtenCount struct {
+	mu    sync.Mutex
+	index uint64
+	n     int
+	valid bool
+}
+
+func (w *writtenCount) count(v *domain.State, p domain.Proposer) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.valid || w.index != v.Index {
+		w.n, w.index, w.valid = 0, v.Index, true
+		v.StreamsOf(p, func(*domain.Stream) bool {
+			w.n++
+			return true
+		})
+	}
+	return w.n
+}
+
 // Stats reads this process's counters and gauges.
 func (n *Node) Stats() Stats {
 	v := n.plane.View()
@@ -418,7 +444,8 @@ func (n *Node) Stats() Stats {
 		s.WALPuts, s.WALSubmissions, s.WALPutTime, s.WALBuffered = w.Puts, w.Submissions, w.PutTime, w.Buffered
 	}
 	if n.engine != nil {
-		s.StreamsWritten, s.DeadWALTakeovers = n.engine.LocalCount(), n.engine.DeadWALTakeovers()
+		s.StreamsWritten, s.StreamsInMemory = n.written.count(&v, n.Proposer()), n.engine.LocalCount()
+		s.DeadWALTakeovers = n.engine.DeadWALTakeovers()
 		s.BlockCache = n.engine.BlockCache()
 		s.GarbageDestroyed = n.engine.Destroyed()
 	}

@@ -15,6 +15,7 @@ func (a adminNode) Metrics() []adminhttp.Metric {
 		{Name: "wal_put_seconds_total", Help: "Time the WAL's PUTs took, retries included: divided by wal_puts_total, the mean PUT latency.", Counter: true, Value: s.WALPutTime.Seconds()},
 		{Name: "wal_submissions_total", Help: "Appends in the WAL bulks this process stored.", Counter: true, Value: float64(s.WALSubmissions)},
 		{Name: "streams_written", Help: "Streams this process writes.", Value: float64(s.StreamsWritten)},
+		{Name: "streams_in_memory", Help: "Streams this process writes and holds in memory; the others were released while idle (--idle-release-sec).", Value: float64(s.StreamsInMemory)},
 		{Name: "streams", Help: "Streams in the cluster.", Value: float64(s.Streams)},
 		{Name: "meta_applied_index", Help: "The metadata log row this process applied last.", Value: float64(s.AppliedIndex)},
 		{Name: "lease_held", Help: "1 while this process holds the maintenance lease.", Value: oneIf(s.LeaseHeld)},

@@ -61,6 +61,7 @@ type serveFlags struct {
 	bootstrapF       string
 	allowRemote      bool
 	appendSec        float64
+	idleReleaseSec   float64
 	guardFlags
 }
 
@@ -114,6 +115,7 @@ func (f *serveFlags) flagSet() *flag.FlagSet {
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
 	fs.Float64Var(&f.failoverSec, "failover-after-sec", node.DefaultFailoverAfter.Seconds(), fmt.Sprintf("fence a node whose heartbeat stopped this long, so its streams open elsewhere (0: never; at least %g, four heartbeats; set it alike on every node)", node.MinFailoverAfter.Seconds()))
 	fs.Float64Var(&f.appendSec, "append-timeout-sec", 10, "answer 503 to an append not durable within this long (the object store failing); it may still be written")
+	fs.Float64Var(&f.idleReleaseSec, "idle-release-sec", 30, "give back the memory of an open stream unused this long: its next request reopens it from the metadata and its last data object (0: never)")
 	fs.UintVar(&f.drainSec, "shutdown-drain-sec", 0, fmt.Sprintf("on SIGTERM/SIGINT, report not-ready for this long before closing; with --shutdown-transfer the most its transfers may take (%d unless given)", int(defaultTransferDeadline.Seconds())))
 	fs.Var(&f.shutdownTransfer, "shutdown-transfer", "on SIGTERM/SIGINT, move this node's streams to the other nodes first (within --shutdown-drain-sec), still serving them meanwhile; auto: on unless --meta-url is SQLite (one node)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error; debug adds a line per request")
@@ -161,6 +163,8 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--node-epoch must be at most %d", uint64(maxNodeEpoch))
 	case !(f.appendSec > 0 && f.appendSec <= 3600):
 		return errors.New("--append-timeout-sec must be above 0 and at most 3600")
+	case !(f.idleReleaseSec >= 0 && f.idleReleaseSec <= 86400):
+		return errors.New("--idle-release-sec must be from 0 (never) to 86400")
 	case f.longPollSec <= 0 || f.sseMaxSec <= 0:
 		return errors.New("--long-poll-timeout-sec and --sse-max-duration-sec must be positive")
 	case f.maxBody == 0 || f.maxChunk == 0:
@@ -387,6 +391,7 @@ func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config, metric
 	cfg.Engine.BlockCacheBytes = int(f.blockCache)
 	cfg.Engine.UploadThresholdBytes = int(f.uploadBytes)
 	cfg.Engine.AppendTimeout = time.Duration(f.appendSec * float64(time.Second))
+	cfg.Engine.ReleaseIdleAfter = time.Duration(f.idleReleaseSec * float64(time.Second))
 	cfg.UploadEvery = time.Duration(f.uploadMs) * time.Millisecond
 	return nil
 }

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/memlog"
+	"github.com/picomq/pico/adapters/memstore"
+	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
+)
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// startReleasing is a process whose streams are released after a minute
+// unused, on a clock the test moves. Streams created before it returns
+// are queued at the clock's start.
+func startReleasing(t *testing.T) (*process, *testClock, ports.MetaLog) {
+	t.Helper()
+	log := memlog.New()
+	p := startProcess(t, log, memstore.New(), 1, 1)
+	clock := &testClock{now: time.UnixMilli(1_700_000_000_000)}
+	p.engine.cfg.Now, p.engine.cfg.ReleaseIdleAfter = clock.Now, time.Minute
+	return p, clock, log
+}
+
+func (p *process) wantLocal(t *testing.T, id uint64, want bool) {
+	t.Helper()
+	if _, local := p.engine.Held(id); local != want {
+		t.Fatalf("stream %d local: %v, want %v", id, local, want)
+	}
+	v := p.plane.View()
+	if st, ok := v.Stream(id); !ok || !v.IsOpen(st) || !p.engine.writes(st) {
+		t.Fatalf("stream %d is no longer open by this process in the metadata: %+v", id, st)
+	}
+}
+
+func (p *process) upload(t *testing.T) {
+	t.Helper()
+	if _, err := p.engine.Upload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.engine.compactAll(context.Background())
+}
+
+// TestIdleStreamIsReleasedAndReopens: a stream unused for the release
+// period leaves memory, stays open here in the metadata, and its next open
+// restores what its last data object holds: a producer's retry is still a
+// duplicate, and new appends continue its offsets.
+func TestIdleStreamIsReleasedAndReopens(t *testing.T) {
+	p, clock, _ := startReleasing(t)
+	id := p.create(t, "/idle/released")
+	p.appendFirst(t, id, "a", "b")
+	p.upload(t)
+
+	clock.advance(59 * time.Second)
+	if n := p.engine.releaseIdle(); n != 0 {
+		t.Fatalf("released %d streams before the period ended", n)
+	}
+	p.wantLocal(t, id, true)
+	clock.advance(2 * time.Second)
+	if n := p.engine.releaseIdle(); n != 1 {
+		t.Fatalf("released %d streams, want 1", n)
+	}
+	p.wantLocal(t, id, false)
+
+	p.mustOpen(t, id)
+	p.retryFirst(t, id, "a retry after the release")
+	if _, err := p.engine.byID(id).appendRecords(context.Background(), records("c"), nil); err != nil {
+		t.Fatal(err)
+	}
+	p.wantReads(t, id, "[a b c]")
+}
+
+// TestIdleReleaseKeepsWhatItCannotRebuild: a stream used in the period, one
+// with records not yet in data objects, and one with time rules stay in
+// memory; the first two are released once the reason is gone.
+func TestIdleReleaseKeepsWhatItCannotRebuild(t *testing.T) {
+	p, clock, _ := startReleasing(t)
+	used := p.create(t, "/idle/used")
+	uncommitted := p.create(t, "/idle/uncommitted")
+	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: "/idle/timed", Open: true,
+		Meta: domain.EncodeStreamConfig(domain.StreamConfig{TTLSec: 3600})})
+	if err != nil || !r.OK() {
+		t.Fatal(r, err)
+	}
+	timed := r.Value
+	p.mustOpen(t, timed)
+	p.appendFirst(t, uncommitted, "x")
+
+	clock.advance(30 * time.Second)
+	p.mustOpen(t, used)
+	clock.advance(31 * time.Second)
+	if n := p.engine.releaseIdle(); n != 0 {
+		t.Fatalf("released %d streams, want none", n)
+	}
+	for _, id := range []uint64{used, uncommitted, timed} {
+		p.wantLocal(t, id, true)
+	}
+
+	p.upload(t)
+	clock.advance(61 * time.Second)
+	if n := p.engine.releaseIdle(); n != 2 {
+		t.Fatalf("released %d streams once idle and committed, want 2", n)
+	}
+	p.wantLocal(t, used, false)
+	p.wantLocal(t, uncommitted, false)
+	p.wantLocal(t, timed, true)
+}
+
+// TestReleaseWakesWaitingReaders: a reader waiting at the tail is woken by
+// the release and finds the stream let go, so it opens it again rather
+// than wait on a stream nothing will change.
+func TestReleaseWakesWaitingReaders(t *testing.T) {
+	p, clock, _ := startReleasing(t)
+	id := p.create(t, "/idle/waited")
+	h, err := p.engine.Open(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := h.Read(context.Background(), 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.upload(t)
+	clock.advance(2 * time.Minute)
+	h.s.used.Store(false) // the read above counted as a use
+	if n := p.engine.releaseIdle(); n != 1 {
+		t.Fatalf("released %d streams, want 1", n)
+	}
+	select {
+	case <-page.Changed:
+	default:
+		t.Fatal("the waiting reader was not woken by the release")
+	}
+	if _, err := h.Read(context.Background(), 0, 10); !errors.Is(err, ErrNotLocal) {
+		t.Fatalf("a read on the released handle: %v, want ErrNotLocal", err)
+	}
+	if page, err := h.Read(context.Background(), 0, 10); err == nil {
+		t.Fatalf("read %+v from a released stream", page)
+	}
+	s := h.s
+	s.mu.Lock()
+	changed := s.changedLocked()
+	s.mu.Unlock()
+	select {
+	case <-changed:
+	default:
+		t.Fatal("a released stream hands out a wait that never ends")
+	}
+}
+
+// TestHandoffClosesStreamsNotInMemory: CloseAll closes, from the metadata,
+// the streams this process writes that are not in memory (released, or
+// opened at create and never used here), and from then on reopens none
+// of them, so no append can land in a stream its close hands back.
+func TestHandoffClosesStreamsNotInMemory(t *testing.T) {
+	p, clock, log := startReleasing(t)
+	released := p.create(t, "/idle/handoff-released")
+	p.appendFirst(t, released, "r")
+	p.upload(t)
+	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: "/idle/handoff-created", Open: true})
+	if err != nil || !r.OK() {
+		t.Fatal(r, err)
+	}
+	created := r.Value
+	inMemory := p.create(t, "/idle/handoff-in-memory")
+	clock.advance(2 * time.Minute)
+	p.mustOpen(t, inMemory)
+	if n := p.engine.releaseIdle(); n != 1 {
+		t.Fatalf("released %d streams, want 1", n)
+	}
+
+	if err := p.engine.CloseAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v := p.plane.View()
+	for _, id := range []uint64{released, created, inMemory} {
+		if st, _ := v.Stream(id); st == nil || st.Open {
+			t.Fatalf("stream %d is still open after the handoff: %+v", id, st)
+		}
+	}
+	// Another process opens the released stream without this one's WAL.
+	q := takeOver(t, log, p.engine.cfg.Store, 2, 1, p)
+	q.mustOpen(t, released)
+	if st := q.stream(t, released); len(st.Unrecovered) != 0 {
+		t.Fatalf("the next writer lists %v as unrecovered after a clean handoff", st.Unrecovered)
+	}
+	q.wantReads(t, released, "[r]")
+}
+
+// TestNoReopenDuringHandoff: once CloseAll started, a stream this process
+// writes and no longer holds in memory is not reopened here.
+func TestNoReopenDuringHandoff(t *testing.T) {
+	p, _, _ := startReleasing(t)
+	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: "/idle/late", Open: true})
+	if err != nil || !r.OK() {
+		t.Fatal(r, err)
+	}
+	p.engine.handoff.Lock()
+	p.engine.handingOff = true
+	p.engine.handoff.Unlock()
+	if _, err := p.engine.Open(context.Background(), r.Value); !errors.Is(err, ErrNotLocal) {
+		t.Fatalf("open during the handoff: %v, want ErrNotLocal", err)
+	}
+	if _, err := p.engine.byID(r.Value).Append(context.Background(), ports.AppendRequest{Records: records("late")}); err == nil {
+		t.Fatal("an append reached a stream during its handoff")
+	}
+}

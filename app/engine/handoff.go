@@ -64,19 +64,37 @@ func (e *Engine) closeLocal(ctx context.Context) error {
 	closing, errs := e.closeInBatches(ctx, streams)
 	e.cfg.Logger.Info("streams handed back", "streams", closing, "durable_after", durable.Round(time.Millisecond),
 		"uploaded_after", uploaded.Round(time.Millisecond), "closed_after", time.Since(start).Round(time.Millisecond))
+	err := firstOf(errs, batches(len(streams), closeBatch), "close proposals")
 	if n := len(streams) - closing; n > 0 {
-		errs = append(errs, fmt.Errorf("%d streams got appends during the handoff and stay open", n))
+		err = errors.Join(err, fmt.Errorf("%d streams got appends during the handoff and stay open", n))
 	}
-	return errors.Join(errs...)
+	return err
 }
+
+// firstOf is one error for errs, the failures of total tries of what: a
+// handoff of a million streams whose log is down says so once.
+func firstOf(errs []error, total int, what string) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("%d of %d %s failed, the first: %w", len(errs), total, what, errs[0])
+}
+
+func batches(n, size int) int { return (n + size - 1) / size }
 
 // closeReleased closes, from the metadata alone, the streams this process
 // writes that are not in memory: released while idle, or opened at create
-// and not used since. Every record of theirs is committed (releaseIfIdle) or
-// there is none, and none is reopened here any more (handingOff), so a
-// close in the view is all their handoff needs. Streams with a recovery
-// pending or a close in doubt are left to their next writer, which reads
-// the WALs their metadata names.
+// and not used since. Every record of theirs is committed (releaseIfIdle)
+// or there is none, and none is reopened here any more (handingOff), so a
+// close in the view is all their handoff needs. A close costs the view a
+// write per stream, so it closes what it can within releasedCloseBudget:
+// a stream left open costs its next writer a look at this process's WAL,
+// which holds nothing of it, and one metadata write, not a record.
+// Streams with a recovery pending or a close in doubt are left to their
+// next writer, which reads the WALs their metadata names.
 func (e *Engine) closeReleased(ctx context.Context) error {
 	v := e.cfg.Plane.View()
 	var cmds []domain.Command
@@ -90,13 +108,37 @@ func (e *Engine) closeReleased(ctx context.Context) error {
 		return true
 	})
 	e.mu.Unlock()
-	return e.proposeInBatches(ctx, cmds, func(cmd domain.Command, r domain.Result) error {
-		if r.OK() {
-			return nil
+	if len(cmds) == 0 {
+		return nil
+	}
+	start := time.Now()
+	budget := time.Now().Add(releasedCloseBudget)
+	var closed, refused atomic.Int64
+	errs := inBatches(cmds, 2*closeBatch, func(batch []domain.Command) error {
+		if time.Now().After(budget) {
+			return nil // left open: see above
 		}
-		return fmt.Errorf("close stream %d: %s", cmd.(*domain.CloseStream).Stream, r)
+		rs, err := e.cfg.Plane.Propose(ctx, batch...)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.OK() {
+				closed.Add(1)
+			} else {
+				refused.Add(1)
+			}
+		}
+		return nil
 	})
+	e.cfg.Logger.Info("streams not in memory handed back", "closed", closed.Load(), "refused", refused.Load(),
+		"left_to_their_next_writer", int64(len(cmds))-closed.Load()-refused.Load(), "after", time.Since(start).Round(time.Millisecond))
+	return firstOf(errs, batches(len(cmds), 2*closeBatch), "close proposals")
 }
+
+// releasedCloseBudget bounds the closes of streams not in memory at a
+// handoff (closeReleased).
+var releasedCloseBudget = 2 * time.Second
 
 // closeBatch is how many streams one proposal closes: with a SealStream
 // each, 1024 commands, what one metadata row holds by default.
@@ -117,22 +159,6 @@ func (e *Engine) closeInBatches(ctx context.Context, streams []*stream) (int, []
 		return err
 	})
 	return int(closing.Load()), errs
-}
-
-// proposeInBatches proposes cmds 2*closeBatch at a time, closesInFlight
-// proposals at once, and checks each result.
-func (e *Engine) proposeInBatches(ctx context.Context, cmds []domain.Command, check func(domain.Command, domain.Result) error) error {
-	return errors.Join(inBatches(cmds, 2*closeBatch, func(batch []domain.Command) error {
-		rs, err := e.cfg.Plane.Propose(ctx, batch...)
-		if err != nil {
-			return err
-		}
-		var errs []error
-		for i, r := range rs {
-			errs = append(errs, check(batch[i], r))
-		}
-		return errors.Join(errs...)
-	})...)
 }
 
 // inBatches runs fn on items, size at a time, closesInFlight batches at

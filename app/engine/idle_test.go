@@ -226,3 +226,30 @@ func TestNoReopenDuringHandoff(t *testing.T) {
 		t.Fatal("an append reached a stream during its handoff")
 	}
 }
+
+// TestHandoffLeavesWhatItHasNoTimeFor: streams not in memory that the
+// handoff has no time left to close stay open in the metadata, and their
+// next writer, after this process is gone, loses nothing of them.
+func TestHandoffLeavesWhatItHasNoTimeFor(t *testing.T) {
+	p, clock, log := startReleasing(t)
+	id := p.create(t, "/idle/left-open")
+	p.appendFirst(t, id, "kept")
+	p.upload(t)
+	clock.advance(2 * time.Minute)
+	if n := p.engine.releaseIdle(); n != 1 {
+		t.Fatalf("released %d streams, want 1", n)
+	}
+	budget := releasedCloseBudget
+	releasedCloseBudget = -time.Second
+	defer func() { releasedCloseBudget = budget }()
+	if err := p.engine.CloseAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.stream(t, id); !st.Open {
+		t.Fatal("the handoff closed a stream it had no time for: the test did not set up its case")
+	}
+	q := takeOver(t, log, p.engine.cfg.Store, 1, 2, p)
+	q.mustOpen(t, id)
+	q.wantReads(t, id, "[kept]")
+	q.retryFirst(t, id, "a retry after the restart")
+}

@@ -464,15 +464,19 @@ func (n *Node) Drain() { n.draining.Store(true) }
 // be fenced in the middle of it.
 func (n *Node) Close() error {
 	n.Drain()
+	start := time.Now()
+	var choresStopped, handedBack time.Duration
 	if n.engine != nil {
 		n.stopChores()
 		n.chores.Wait()
+		choresStopped = time.Since(start)
 		n.plane.HoldSnapshots()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := n.streams.HandOff(ctx); err != nil {
 			n.cfg.Logger.Warn("some streams were not handed back cleanly; the next owner recovers them from the WAL", "err", err)
 		}
 		cancel()
+		handedBack = time.Since(start)
 	}
 	n.stop()
 	n.wg.Wait()
@@ -482,7 +486,10 @@ func (n *Node) Close() error {
 		}
 	}
 	n.leave()
-	return n.plane.Close()
+	err := n.plane.Close()
+	n.cfg.Logger.Info("node closed", "chores_stopped_after", choresStopped.Round(time.Millisecond),
+		"handed_back_after", handedBack.Round(time.Millisecond), "closed_after", time.Since(start).Round(time.Millisecond))
+	return err
 }
 
 // leave fences this process itself once it has stopped: no stream is

@@ -282,7 +282,13 @@ func stop(b *testing.B, n *picoproc.Process) time.Duration {
 	if code := n.Stop(b, syscall.SIGTERM); code != 0 {
 		b.Fatalf("pico serve exited %d after SIGTERM", code)
 	}
-	return time.Since(t0)
+	took := time.Since(t0)
+	for _, line := range strings.Split(n.Stderr.String(), "\n") {
+		if strings.Contains(line, "streams handed back") || strings.Contains(line, "node closed") {
+			b.Log(line) // where the stop's time went
+		}
+	}
+	return took
 }
 
 // firstReads reads sample random streams once each, the first request for

@@ -74,6 +74,9 @@ type Config struct {
 	// before the maintenance loop releases it (releaseIdle); zero keeps
 	// every stream in memory while it is open here.
 	ReleaseIdleAfter time.Duration
+	// Released, if set, is told how many streams each maintenance round
+	// released while idle, when any.
+	Released func(n int)
 }
 
 // Engine serves the streams this process writes.

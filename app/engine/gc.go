@@ -81,7 +81,9 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 			return
 		case <-maintain.C:
 			e.compactAll(ctx)
-			e.releaseIdle()
+			if n := e.releaseIdle(); n > 0 && e.cfg.Released != nil {
+				e.cfg.Released(n)
+			}
 			e.maintain(ctx, lease)
 			continue
 		case <-upload.C:

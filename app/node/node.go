@@ -99,6 +99,7 @@ type Node struct {
 	// outcome: [0] recorded, [1] refused or failed.
 	transfers [2]atomic.Int64
 	written   writtenCount
+	memory    memoryReturn
 	plane     *meta.Plane
 	lease     *meta.LeaseKeeper
 	wal       *wal.WAL
@@ -244,6 +245,7 @@ func (n *Node) startEngine(runCtx context.Context) {
 	n.wal = wal.Open(w)
 	e := cfg.Engine
 	e.Plane, e.By, e.Store, e.WAL, e.Logger, e.Now = n.plane, n.Proposer(), cfg.Store, n.wal, cfg.Logger, cfg.Now
+	e.Released = n.memory.released
 	n.engine = engine.New(e)
 	every := cfg.UploadEvery
 	if every <= 0 {

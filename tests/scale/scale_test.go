@@ -284,7 +284,7 @@ func stop(b *testing.B, n *picoproc.Process) time.Duration {
 	}
 	took := time.Since(t0)
 	for _, line := range strings.Split(n.Stderr.String(), "\n") {
-		if strings.Contains(line, "streams handed back") || strings.Contains(line, "node closed") {
+		if strings.Contains(line, "handed back") || strings.Contains(line, "node closed") {
 			b.Log(line) // where the stop's time went
 		}
 	}

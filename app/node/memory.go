@@ -1,0 +1,41 @@
+package node
+
+import (
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// memoryReturn gives the memory of streams released while idle back to
+// the operating system. The Go runtime keeps freed heap for reuse up to
+// twice the live heap, so a node that released a million idle streams
+// would hold their memory for good; after a round that released many it
+// collects and returns the free heap, at most once per returnEvery.
+type memoryReturn struct {
+	mu      sync.Mutex
+	pending int
+	last    time.Time
+	running bool
+}
+
+const (
+	// returnAfter released streams make a return worth a collection.
+	returnAfter = 4096
+	returnEvery = time.Minute
+)
+
+func (m *memoryReturn) released(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pending += n
+	if m.pending < returnAfter || m.running || time.Since(m.last) < returnEvery {
+		return
+	}
+	m.pending, m.running = 0, true
+	go func() {
+		debug.FreeOSMemory() // a full collection: off the maintenance loop
+		m.mu.Lock()
+		m.running, m.last = false, time.Now()
+		m.mu.Unlock()
+	}()
+}

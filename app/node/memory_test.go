@@ -1,0 +1,43 @@
+package node
+
+import (
+	"testing"
+	"time"
+)
+
+// TestMemoryReturnWaitsForManyReleases: releases add up to a return, and
+// a return is not repeated within returnEvery.
+func TestMemoryReturnWaitsForManyReleases(t *testing.T) {
+	var m memoryReturn
+	started := func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.running || !m.last.IsZero()
+	}
+	m.released(returnAfter - 1)
+	if started() {
+		t.Fatal("returned memory before enough streams were released")
+	}
+	m.released(1)
+	if !started() {
+		t.Fatal("no return once enough streams were released")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m.mu.Lock()
+		done := !m.running
+		m.mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the return did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m.released(10 * returnAfter)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running || m.pending != 10*returnAfter {
+		t.Fatalf("a second return within %v (running %v, pending %d)", returnEvery, m.running, m.pending)
+	}
+}

@@ -31,6 +31,23 @@ func (m *memoryReturn) released(n int) {
 	if m.pending < returnAfter || m.running || time.Since(m.last) < returnEvery {
 		return
 	}
+	m.startLocked()
+}
+
+// loaded returns, once, the heap a start's view decoding freed: about the
+// size of the snapshot, for a view of many streams.
+func (m *memoryReturn) loaded(streams int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if streams >= loadedReturnAfter && !m.running {
+		m.startLocked()
+	}
+}
+
+// loadedReturnAfter streams in the view make a start's return worth it.
+const loadedReturnAfter = 100_000
+
+func (m *memoryReturn) startLocked() {
 	m.pending, m.running = 0, true
 	go func() {
 		debug.FreeOSMemory() // a full collection: off the maintenance loop

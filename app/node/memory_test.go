@@ -41,3 +41,21 @@ func TestMemoryReturnWaitsForManyReleases(t *testing.T) {
 		t.Fatalf("a second return within %v (running %v, pending %d)", returnEvery, m.running, m.pending)
 	}
 }
+
+// TestMemoryReturnAfterALargeLoad: a start with a view of many streams
+// returns the heap its decoding freed; a small one does not bother.
+func TestMemoryReturnAfterALargeLoad(t *testing.T) {
+	var small, large memoryReturn
+	small.loaded(loadedReturnAfter - 1)
+	large.loaded(loadedReturnAfter)
+	small.mu.Lock()
+	large.mu.Lock()
+	defer small.mu.Unlock()
+	defer large.mu.Unlock()
+	if small.running || !small.last.IsZero() {
+		t.Fatal("a small view started a return")
+	}
+	if !large.running && large.last.IsZero() {
+		t.Fatal("a large view started no return")
+	}
+}

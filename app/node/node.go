@@ -247,6 +247,8 @@ func (n *Node) startEngine(runCtx context.Context) {
 	e.Plane, e.By, e.Store, e.WAL, e.Logger, e.Now = n.plane, n.Proposer(), cfg.Store, n.wal, cfg.Logger, cfg.Now
 	e.Released = n.memory.released
 	n.engine = engine.New(e)
+	v := n.plane.View()
+	n.memory.loaded(v.StreamCount())
 	every := cfg.UploadEvery
 	if every <= 0 {
 		every = time.Second

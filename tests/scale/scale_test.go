@@ -26,7 +26,8 @@ import (
 // settings come from the environment: PICOMQ_SCALE_STREAMS (default
 // 100,000), PICOMQ_SCALE_WITH_RECORDS (the share holding one record,
 // default 0.1), PICOMQ_SCALE_SETTLE (the wait after the creates, for the
-// uploads, snapshot and truncation they cause, default 20s) and
+// uploads, snapshot, truncation and idle releases they cause, default 90s:
+// streams leave memory 30 to 60 s after their last use) and
 // PICOMQ_SCALE_IDLE (how long to watch the idle node, default 60s: the
 // sweeps that visit every stream run once a minute).
 type settings struct {
@@ -39,7 +40,7 @@ func settingsFromEnv(b *testing.B) settings {
 	return settings{
 		streams:     envCount(b, "PICOMQ_SCALE_STREAMS", 100_000),
 		withRecords: envShare(b, "PICOMQ_SCALE_WITH_RECORDS", 0.1),
-		settle:      envDuration(b, "PICOMQ_SCALE_SETTLE", 20*time.Second),
+		settle:      envDuration(b, "PICOMQ_SCALE_SETTLE", 90*time.Second),
 		idle:        envDuration(b, "PICOMQ_SCALE_IDLE", time.Minute),
 	}
 }

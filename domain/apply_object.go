@@ -58,7 +58,7 @@ func (s *State) commitObject(spec *ObjectSpec, by Proposer, nowMs int64) Result 
 		st := *old
 		st.End = rg.End
 		st.Objects = st.Objects.Set(rg.Start, spec.ID)
-		s.streams = s.streams.Set(st.ID, &st)
+		s.putStream(&st)
 		live++
 	}
 	s.insertObject(spec, nowMs, live, GarbageDeleted)
@@ -127,7 +127,7 @@ func (s *State) compactObjects(c *CompactObjects) Result {
 		s.unref(id, GarbageCompacted)
 	}
 	st.Objects = st.Objects.Set(rg.Start, spec.ID)
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	s.insertObject(spec, c.NowMs, 1, GarbageCompacted)
 	return ok(spec.ID)
 }

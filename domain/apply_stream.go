@@ -41,7 +41,7 @@ func (s *State) createFork(c *CreateFork) Result {
 	}
 	source := *src
 	source.Forks++
-	s.streams = s.streams.Set(source.ID, &source)
+	s.putStream(&source)
 	st := &Stream{ID: s.NextStreamID, Name: c.Name, Meta: c.Meta, CreatedMs: c.NowMs,
 		ForkOf: c.Source, ForkAt: c.At, Start: c.At, End: c.At}
 	return s.addStream(st, c.By, true)
@@ -69,7 +69,7 @@ func (s *State) addStream(st *Stream, by Proposer, open bool) Result {
 		st.Owner, st.OwnerEpoch, st.Epoch, st.Open = by.Node, by.Epoch, 1, true
 		s.reassign(0, by.Node)
 	}
-	s.streams = s.streams.Set(st.ID, st)
+	s.putStream(st)
 	s.names = s.names.Set(st.Name, st.ID)
 	return ok(st.ID)
 }
@@ -99,7 +99,7 @@ func (s *State) openStream(c *OpenStream) Result {
 	}
 	st.Unrecovered = withUnrecovered(old, c.By)
 	s.reassign(old.Owner, c.By.Node)
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(c.Epoch)
 }
 
@@ -129,7 +129,7 @@ func (s *State) closeStream(c *CloseStream) Result {
 	}
 	st := *old
 	st.Open = false
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(c.Epoch)
 }
 
@@ -145,7 +145,7 @@ func (s *State) sealStream(by Proposer, stream, epoch uint64, closer Closer) Res
 	}
 	st := *old
 	st.Sealed, st.Closer = true, closer
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(epoch)
 }
 
@@ -159,7 +159,7 @@ func (s *State) recoveredStream(c *RecoveredStream) Result {
 	}
 	st := *old
 	st.Unrecovered = nil
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(c.Epoch)
 }
 
@@ -173,7 +173,7 @@ func (s *State) setStreamMeta(c *SetStreamMeta) Result {
 	}
 	st := *old
 	st.Meta = c.Meta
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(c.Epoch)
 }
 
@@ -207,7 +207,7 @@ func (s *State) trimStream(c *TrimStream) Result {
 		st.Objects = st.Objects.Delete(start)
 		s.unref(id, GarbageTrimmed)
 	}
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(c.Start)
 }
 
@@ -227,7 +227,7 @@ func (s *State) deleteStream(c *DeleteStream) Result {
 		st := *old
 		st.SoftDeleted, st.Open, st.Owner, st.OwnerEpoch = true, false, 0, 0
 		s.reassign(old.Owner, 0)
-		s.streams = s.streams.Set(st.ID, &st)
+		s.putStream(&st)
 		return ok(old.ID)
 	}
 	s.removeStream(old)
@@ -242,7 +242,7 @@ func (s *State) removeStream(st *Stream) {
 		return true
 	})
 	s.reassign(st.Owner, 0)
-	s.streams = s.streams.Delete(st.ID)
+	s.dropStream(st.ID)
 	s.names = s.names.Delete(st.Name)
 	if src, found := s.Stream(st.ForkOf); found && st.ForkOf != 0 {
 		source := *src
@@ -251,7 +251,7 @@ func (s *State) removeStream(st *Stream) {
 			s.removeStream(&source)
 			return
 		}
-		s.streams = s.streams.Set(source.ID, &source)
+		s.putStream(&source)
 	}
 }
 
@@ -298,7 +298,7 @@ func (s *State) startTransfer(c *StartTransfer) Result {
 	if old.Owner == c.To {
 		st.TransferTo = 0
 	}
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(uint64(c.To))
 }
 
@@ -320,6 +320,6 @@ func (s *State) completeTransfer(c *CompleteTransfer) Result {
 	st.Unrecovered = withUnrecovered(old, Proposer{})
 	st.Owner, st.OwnerEpoch, st.Open, st.TransferTo = old.TransferTo, 0, false, 0
 	s.reassign(old.Owner, st.Owner)
-	s.streams = s.streams.Set(st.ID, &st)
+	s.putStream(&st)
 	return ok(uint64(st.Owner))
 }

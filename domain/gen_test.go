@@ -76,6 +76,16 @@ func (g gen) blob() []byte {
 	return b
 }
 
+// meta is stream meta: blob bytes, or a valid configuration that may set
+// an expiry or an idle TTL (what the expiring index keys on).
+func (g gen) meta() []byte {
+	if g.pct(50) {
+		return g.blob()
+	}
+	return EncodeStreamConfig(StreamConfig{ContentType: "text/plain", TTLSec: g.u64(2),
+		ExpiresAtMs: int64(g.intn(3)), IdleTTLSec: g.u64(2)})
+}
+
 // ids returns nil or up to max object ids.
 func (g gen) ids(max int) []uint64 {
 	n := g.intn(max + 1)
@@ -113,17 +123,17 @@ func (g gen) command(c Code) Command {
 	case CodeSetSlots:
 		return &SetSlots{By: g.proposer(), Node: g.node(), Slots: g.slots()}
 	case CodeCreateStream:
-		return &CreateStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Open: g.pct(50), NowMs: g.ms()}
+		return &CreateStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.meta(), Open: g.pct(50), NowMs: g.ms()}
 	case CodePlaceStream:
-		return &PlaceStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Content: g.pct(50), NowMs: g.ms()}
+		return &PlaceStream{By: g.proposer(), Name: g.pick(genNames), Meta: g.meta(), Content: g.pct(50), NowMs: g.ms()}
 	case CodeCreateFork:
-		return &CreateFork{By: g.proposer(), Name: g.pick(genNames), Meta: g.blob(), Source: g.stream(), At: g.u64(30), NowMs: g.ms()}
+		return &CreateFork{By: g.proposer(), Name: g.pick(genNames), Meta: g.meta(), Source: g.stream(), At: g.u64(30), NowMs: g.ms()}
 	case CodeOpenStream:
 		return &OpenStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
 	case CodeCloseStream:
 		return &CloseStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch()}
 	case CodeSetStreamMeta:
-		return &SetStreamMeta{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Meta: g.blob()}
+		return &SetStreamMeta{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Meta: g.meta()}
 	case CodeTrimStream:
 		return &TrimStream{By: g.proposer(), Stream: g.stream(), Epoch: g.epoch(), Start: g.u64(40), KeepLast: g.intn(2) == 0}
 	case CodeDeleteStream:

@@ -9,7 +9,7 @@ import (
 // call it after every Apply; snapshot decoding calls it before a state is
 // used. It returns the first violation found.
 func (s *State) CheckInvariants() error {
-	for _, check := range []func() error{s.checkNodes, s.checkStreams, s.checkObjects, s.checkIDs} {
+	for _, check := range []func() error{s.checkNodes, s.checkStreams, s.checkObjects, s.checkIDs, s.checkIndexes} {
 		if err := check(); err != nil {
 			return err
 		}

@@ -164,6 +164,7 @@ func DecodeState(b []byte) (State, error) {
 		return State{}, err
 	}
 	s.names = namesOf(s.streams)
+	s.wals, s.expiring = indexesOf(s.streams)
 	if err := s.CheckInvariants(); err != nil {
 		return State{}, fmt.Errorf("%w: snapshot violates an invariant: %v", ErrDecode, err)
 	}

@@ -3,6 +3,9 @@ package domain
 import (
 	"bytes"
 	"errors"
+	"maps"
+	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -92,7 +95,7 @@ func TestInvariantViolations(t *testing.T) {
 		return func(s *State) {
 			st := *stream(t, s, id)
 			fn(&st)
-			s.streams = s.streams.Set(id, &st)
+			s.putStream(&st)
 		}
 	}
 	tests := []struct {
@@ -153,6 +156,58 @@ func TestInvariantViolations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIndexViolations breaks one stream index at a time: CheckInvariants
+// must refuse the result, and DecodeState, which derives the indexes, must
+// rebuild them right.
+func TestIndexViolations(t *testing.T) {
+	base := NewState()
+	expiring := EncodeStreamConfig(StreamConfig{ContentType: "text/plain", IdleTTLSec: 60})
+	run(t, &base, with(
+		expectCode(&CreateStream{By: p1, Name: "/idle", Meta: expiring, Open: true}, ResultOK),
+		expectCode(&CreateStream{By: p1, Name: "/plain", Open: true}, ResultOK),
+	))
+	if got := streamIDs(base.ExpiringStreams); !slices.Equal(got, []uint64{3}) { // after twoStreams
+		t.Fatalf("expiring streams %v, want [3]", got)
+	}
+	named := map[Proposer]uint32{}
+	base.NamedWALs(func(p Proposer, n uint32) bool { named[p] = n; return true })
+	if want := map[Proposer]uint32{p1: 4}; !maps.Equal(named, want) {
+		t.Fatalf("named WALs %v, want %v", named, want)
+	}
+	tests := []struct {
+		name  string
+		spoil func(*State)
+	}{
+		{"expiring stream missing", func(s *State) { s.expiring = s.expiring.Delete(3) }},
+		{"stream that cannot expire listed", func(s *State) { s.expiring = s.expiring.Set(4, struct{}{}) }},
+		{"unknown stream listed", func(s *State) { s.expiring = s.expiring.Set(9, struct{}{}) }},
+		{"WAL count", func(s *State) { s.wals = countWAL(s.wals, p1, -1) }},
+		{"WAL nobody names", func(s *State) { s.wals = countWAL(s.wals, Proposer{Node: 2, Epoch: 1}, +1) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.spoil(&s)
+			if err := s.CheckInvariants(); err == nil {
+				t.Error("CheckInvariants accepted the broken index")
+			}
+			decoded, err := DecodeState(EncodeState(&s))
+			if err != nil {
+				t.Fatalf("DecodeState did not rebuild the index: %v", err)
+			}
+			if !reflect.DeepEqual(decoded, base) {
+				t.Error("DecodeState rebuilt another state")
+			}
+		})
+	}
+}
+
+func streamIDs(each func(func(*Stream) bool)) []uint64 {
+	var ids []uint64
+	each(func(st *Stream) bool { ids = append(ids, st.ID); return true })
+	return ids
 }
 
 func must[V any](v V, ok bool) V {

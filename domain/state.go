@@ -151,6 +151,10 @@ type State struct {
 	reservations pmap[uint64, Reservation]
 	garbage      pmap[uint64, Garbage]
 	kv           pmap[string, KVEntry]
+
+	// Indexes of streams, derived from them (index.go).
+	wals     pmap[string, uint32]   // walKey of a process -> its namings
+	expiring pmap[uint64, struct{}] // streams StreamConfig.Expires
 }
 
 // NewState returns the empty initial state.
@@ -232,7 +236,7 @@ func (s *State) Superseded(p Proposer) bool {
 // and the writers streams list as unrecovered.
 func (s *State) WALsInUse() map[Proposer]bool {
 	used := map[Proposer]bool{}
-	s.StreamsNamingWALs(func(p Proposer, _ *Stream) bool {
+	s.NamedWALs(func(p Proposer, _ uint32) bool {
 		used[p] = true
 		return true
 	})

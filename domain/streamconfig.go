@@ -46,6 +46,12 @@ func (c StreamConfig) Timed() bool {
 	return c.TTLSec > 0 || c.ExpiresAtMs != 0 || c.IdleTTLSec > 0
 }
 
+// Expires reports whether the stream itself can expire: at an absolute
+// time, or once idle for its idle TTL.
+func (c StreamConfig) Expires() bool {
+	return c.ExpiresAtMs != 0 || c.IdleTTLSec > 0
+}
+
 // IsJSON reports whether a content type is JSON (application/json, any
 // parameters): such streams hold one JSON value per record.
 func IsJSON(contentType string) bool {

@@ -1,0 +1,185 @@
+package domain
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
+// The view indexes two sets of streams that maintenance passes look for,
+// so that a pass visits what it may act on, not every stream: the node
+// processes whose WALs streams name (StreamsNamingWALs), each with the
+// number of namings, and the streams whose configuration can expire them
+// (StreamConfig.Expires). Both derive from the streams alone: every write
+// to s.streams goes through putStream or dropStream, snapshot decoding
+// rebuilds them, and CheckInvariants compares them with a full scan.
+
+// putStream stores st under its id and keeps the indexes.
+func (s *State) putStream(st *Stream) {
+	old, _ := s.streams.Get(st.ID)
+	s.streams = s.streams.Set(st.ID, st)
+	s.reindex(old, st)
+}
+
+// dropStream removes stream id and its index entries.
+func (s *State) dropStream(id uint64) {
+	old, ok := s.streams.Get(id)
+	if !ok {
+		return
+	}
+	s.streams = s.streams.Delete(id)
+	s.reindex(old, nil)
+}
+
+// reindex moves the index entries of a stream from old to st; either may
+// be nil (a new stream, a removed one).
+func (s *State) reindex(old, st *Stream) {
+	if old == nil || st == nil || !sameWALs(old, st) {
+		if old != nil {
+			namingWALs(old, func(p Proposer) { s.wals = countWAL(s.wals, p, -1) })
+		}
+		if st != nil {
+			namingWALs(st, func(p Proposer) { s.wals = countWAL(s.wals, p, +1) })
+		}
+	}
+	if old != nil && st != nil && bytes.Equal(old.Meta, st.Meta) {
+		return // same configuration, same entry
+	}
+	switch id := streamID(old, st); {
+	case st != nil && expires(st.Meta):
+		if old == nil || !expires(old.Meta) {
+			s.expiring = s.expiring.Set(id, struct{}{})
+		}
+	case old != nil && expires(old.Meta):
+		s.expiring = s.expiring.Delete(id)
+	}
+}
+
+func streamID(old, st *Stream) uint64 {
+	if st != nil {
+		return st.ID
+	}
+	return old.ID
+}
+
+// namingWALs calls fn for each node process whose WAL a takeover of st
+// would read, once per naming (a process may be named twice).
+func namingWALs(st *Stream, fn func(Proposer)) {
+	if st.Open {
+		fn(Proposer{Node: st.Owner, Epoch: st.OwnerEpoch})
+	}
+	for _, p := range st.Unrecovered {
+		fn(p)
+	}
+}
+
+func sameWALs(a, b *Stream) bool {
+	return a.Open == b.Open && (!a.Open || a.Owner == b.Owner && a.OwnerEpoch == b.OwnerEpoch) &&
+		slices.Equal(a.Unrecovered, b.Unrecovered)
+}
+
+// expires reports whether a stream configuration can expire its stream;
+// a configuration that does not decode cannot.
+func expires(meta []byte) bool {
+	cfg, err := DecodeStreamConfig(meta)
+	return err == nil && cfg.Expires()
+}
+
+// walKey orders processes by node, then epoch.
+func walKey(p Proposer) string {
+	var b [12]byte
+	binary.BigEndian.PutUint32(b[:4], uint32(p.Node))
+	binary.BigEndian.PutUint64(b[4:], p.Epoch)
+	return string(b[:])
+}
+
+func walProposer(k string) Proposer {
+	return Proposer{Node: NodeID(binary.BigEndian.Uint32([]byte(k[:4]))), Epoch: binary.BigEndian.Uint64([]byte(k[4:]))}
+}
+
+func countWAL(m pmap[string, uint32], p Proposer, delta int) pmap[string, uint32] {
+	k := walKey(p)
+	n, _ := m.Get(k)
+	if n = uint32(int(n) + delta); n == 0 {
+		return m.Delete(k)
+	}
+	return m.Set(k, n)
+}
+
+// NamedWALs calls fn, in node then epoch order, for each node process
+// whose WAL some stream names (StreamsNamingWALs), with how many namings
+// it has, until fn returns false.
+func (s *State) NamedWALs(fn func(p Proposer, namings uint32) bool) {
+	s.wals.All(func(k string, n uint32) bool { return fn(walProposer(k), n) })
+}
+
+// ExpiringStreams calls fn for each stream whose configuration can expire
+// it (StreamConfig.Expires), in id order, until fn returns false.
+func (s *State) ExpiringStreams(fn func(*Stream) bool) {
+	s.expiring.All(func(id uint64, _ struct{}) bool {
+		st, _ := s.streams.Get(id)
+		return fn(st)
+	})
+}
+
+// indexesOf builds the indexes of streams from scratch.
+func indexesOf(streams pmap[uint64, *Stream]) (wals pmap[string, uint32], expiring pmap[uint64, struct{}]) {
+	counts := map[string]uint32{}
+	var b pmapBuilder[uint64, struct{}]
+	streams.All(func(id uint64, st *Stream) bool {
+		namingWALs(st, func(p Proposer) { counts[walKey(p)]++ })
+		if expires(st.Meta) {
+			b.add(id, struct{}{})
+		}
+		return true
+	})
+	var w pmapBuilder[string, uint32]
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.add(k, counts[k])
+	}
+	return w.build(), b.build()
+}
+
+// checkIndexes: the indexes hold exactly what a full scan of the streams
+// finds.
+func (s *State) checkIndexes() error {
+	wals, expiring := indexesOf(s.streams)
+	if err := samePmap(s.wals, wals, func(k string) any { return walProposer(k) }); err != nil {
+		return fmt.Errorf("WAL index: %v", err)
+	}
+	if err := samePmap(s.expiring, expiring, func(id uint64) any { return id }); err != nil {
+		return fmt.Errorf("expiring index: %v", err)
+	}
+	return nil
+}
+
+func samePmap[K cmp.Ordered, V comparable](got, want pmap[K, V], show func(K) any) error {
+	type entry struct {
+		k K
+		v V
+	}
+	var g, w []entry
+	got.All(func(k K, v V) bool { g = append(g, entry{k, v}); return true })
+	want.All(func(k K, v V) bool { w = append(w, entry{k, v}); return true })
+	if got.Len() != len(g) {
+		return fmt.Errorf("counts %d entries, holds %d", got.Len(), len(g))
+	}
+	for i := range max(len(g), len(w)) {
+		switch {
+		case i >= len(g):
+			return fmt.Errorf("lacks %v: %v", show(w[i].k), w[i].v)
+		case i >= len(w):
+			return fmt.Errorf("holds %v: %v, which the streams do not give", show(g[i].k), g[i].v)
+		case g[i] != w[i]:
+			return fmt.Errorf("holds %v: %v where the streams give %v: %v", show(g[i].k), g[i].v, show(w[i].k), w[i].v)
+		}
+	}
+	return nil
+}

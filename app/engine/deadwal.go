@@ -42,16 +42,30 @@ type deadWALPasses struct {
 	// unclosed holds the streams takeovers opened here and could not
 	// close, with the epoch they opened them at. Under Engine.mu.
 	unclosed map[uint64]uint64
-	tookOver atomic.Int64 // streams taken over, in all passes
+	// round is the listing of the WAL key space that CollectDeadWALs
+	// spreads over passes: the nodesFingerprint it began at, and whether
+	// it found keys of superseded processes but known fences. Once a
+	// round finds none and no node changed meanwhile, listings stop
+	// (quiet, at quietNodes) until a node registers or is fenced: only
+	// then can a process become superseded, and a superseded process
+	// adds no key but a fence once its WAL is fenced. Under Engine.mu.
+	round struct {
+		nodes uint64
+		found bool
+	}
+	quiet      bool
+	quietNodes uint64
+	tookOver   atomic.Int64 // streams taken over, in all passes
 	// running is set while startDeadWALPass's pass runs, in passes; the
 	// fields above without a lock are that pass's.
 	running atomic.Bool
 	passes  sync.WaitGroup
 }
 
-// deadWALsEvery spaces the dead-WAL passes when no node
-// registered or was fenced meanwhile: each walks every stream and lists the
-// whole WAL key space.
+// deadWALsEvery spaces the dead-WAL passes when no node registered or was
+// fenced meanwhile: each walks every stream while a superseded process
+// streams name is not drained, and lists the WAL key space until it holds
+// nothing of superseded processes but fences.
 const deadWALsEvery = time.Minute
 
 // maxTakeoversPerPass bounds the streams one RecoverDeadWALs pass takes
@@ -78,15 +92,20 @@ const (
 // until ctx ends.
 func (e *Engine) RecoverDeadWALs(ctx, budget context.Context) (tookOver int, more bool, err error) {
 	v := e.cfg.Plane.View()
+	e.mu.Lock()
+	drained, tails := e.deadWALs.drained, e.deadWALs.tails
+	e.mu.Unlock()
 	naming := map[domain.Proposer][]*domain.Stream{}
-	v.StreamsNamingWALs(func(p domain.Proposer, st *domain.Stream) bool {
-		if v.Superseded(p) {
-			naming[p] = append(naming[p], st)
-		}
-		return true
-	})
-	drained := map[domain.Proposer]bool{}
-	tails := map[domain.Proposer]map[uint64]uint64{}
+	if undrainedNamed(&v, drained) {
+		v.StreamsNamingWALs(func(p domain.Proposer, st *domain.Stream) bool {
+			if v.Superseded(p) {
+				naming[p] = append(naming[p], st)
+			}
+			return true
+		})
+		drained = map[domain.Proposer]bool{}
+		tails = map[domain.Proposer]map[uint64]uint64{}
+	}
 	var todo []uint64
 	for p, streams := range naming {
 		t, readErr := e.deadTails(budget, &v, p) // it holds e.fencing, which client opens need
@@ -125,6 +144,21 @@ func (e *Engine) RecoverDeadWALs(ctx, budget context.Context) (tookOver int, mor
 		err = takeErr
 	}
 	return tookOver, more, err
+}
+
+// undrainedNamed reports whether some stream names a superseded process
+// that the last pass did not find drained; only then does a pass walk the
+// streams. A drained process stays drained: its fenced WAL cannot change,
+// its streams' committed ends only grow, and no stream comes to name a
+// gone process (only the next open of a stream it held moves its naming
+// to the unrecovered list).
+func undrainedNamed(v *domain.State, drained map[domain.Proposer]bool) bool {
+	found := false
+	v.NamedWALs(func(p domain.Proposer, _ uint32) bool {
+		found = v.Superseded(p) && !drained[p]
+		return !found
+	})
+	return found
 }
 
 // needsTakeover reports whether the pass should open stream st, which

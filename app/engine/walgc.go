@@ -31,8 +31,15 @@ const (
 // It returns the number of bulks deleted.
 func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 	v := e.cfg.Plane.View()
+	nodes := nodesFingerprint(&v)
+	e.mu.Lock()
+	quiet := e.deadWALs.quiet && e.deadWALs.quietNodes == nodes
+	e.mu.Unlock()
+	if quiet {
+		return 0, nil // nothing to collect since the last round (deadWALPasses.round)
+	}
 	store := e.cfg.WAL.Store()
-	candidates, err := e.deadWALKeys(ctx, store, &v)
+	candidates, err := e.deadWALKeys(ctx, store, &v, nodes)
 	if err != nil || len(candidates) == 0 {
 		return 0, err
 	}
@@ -72,9 +79,14 @@ func (e *Engine) CollectDeadWALs(ctx context.Context) (int, error) {
 // fences an earlier pass found. A pass looks at up to maxDeadWALKeys keys
 // from where the last one stopped (deadWALPasses.after), wrapping around at the
 // end, so keys that stay (fences, live WALs) never hide those after them.
-func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *domain.State) ([]string, error) {
+// A round over the whole key space that finds none while the nodes stay as
+// they were (fingerprint nodes) quiets the listings (deadWALPasses.round).
+func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *domain.State, nodes uint64) ([]string, error) {
 	e.mu.Lock()
 	after := e.deadWALs.after
+	if after == "" {
+		e.deadWALs.round.nodes, e.deadWALs.round.found = nodes, false
+	}
 	e.mu.Unlock()
 	var keys []string
 	for seen := 0; seen < maxDeadWALKeys; {
@@ -97,7 +109,12 @@ func (e *Engine) deadWALKeys(ctx context.Context, store ports.ObjectStore, v *do
 		after = page[len(page)-1].Key
 	}
 	e.mu.Lock()
-	e.deadWALs.after = after
+	d := &e.deadWALs
+	d.after = after
+	d.round.found = d.round.found || len(keys) > 0
+	if after == "" && !d.round.found && d.round.nodes == nodes {
+		d.quiet, d.quietNodes = true, nodes
+	}
 	e.mu.Unlock()
 	return keys, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/picomq/pico/adapters/memlog"
@@ -112,5 +113,61 @@ func TestDeadWALsAfterManyKeptKeysAreCollected(t *testing.T) {
 	}
 	if keys, fences := walKeysAndFences(t, store, domain.WALPrefix(2, 1)); fences != len(keys) {
 		t.Fatalf("the gone process (2, 1) still holds %d bulks", len(keys)-fences)
+	}
+}
+
+// Once a round over the WAL key space finds nothing of gone processes but
+// fences, collection stops listing, so an idle node makes no requests; a
+// node registering again starts the listings, and its gone process's bulk
+// is collected.
+func TestDeadWALListingsStopUntilANodeChanges(t *testing.T) {
+	log, store := memlog.New(), memstore.New()
+	ctx := context.Background()
+	old := startProcess(t, log, store, 1, 1)
+	id := old.create(t, "/s")
+	if _, err := old.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
+		t.Fatal(err)
+	}
+	counted := &listCounter{ObjectStore: store}
+	next := takeOver(t, log, counted, 1, 2, old)
+	next.mustOpen(t, id)
+	collect := func() int {
+		t.Helper()
+		n, err := next.engine.CollectDeadWALs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := collect(); n == 0 {
+		t.Fatal("deleted no bulks of the gone process once its stream was recovered")
+	}
+	collect() // a round that finds only the fence it knows
+	lists := counted.lists.Load()
+	for range 3 {
+		if n := collect(); n != 0 {
+			t.Fatalf("deleted %d bulks with nothing left to collect", n)
+		}
+	}
+	if got := counted.lists.Load(); got != lists {
+		t.Fatalf("listed the WAL key space %d more times with nothing left to collect", got-lists)
+	}
+	// A process of node 3 the view does not know yet leaves a bulk; then
+	// node 3 registers at a later epoch, which makes that process gone.
+	bulk := domain.WALKey(3, 1, 1)
+	if err := store.PutIfAbsent(ctx, bulk, []byte("bulk")); err != nil {
+		t.Fatal(err)
+	}
+	if n := collect(); n != 0 {
+		t.Fatalf("deleted %d bulks before any node changed", n)
+	}
+	if r, err := next.plane.ProposeOne(ctx, &domain.RegisterNode{Node: 3, Epoch: 2, Address: "x", Slots: 1}); err != nil || !r.OK() {
+		t.Fatalf("register: %v %v", r, err)
+	}
+	if n := collect(); n != 1 {
+		t.Fatalf("deleted %d bulks once node 3 registered again, want its gone process's 1", n)
+	}
+	if _, err := store.Get(ctx, bulk, 0, -1); !errors.Is(err, ports.ErrNotFound) {
+		t.Fatalf("the gone process's bulk is still there: %v", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 const retentionPages = 16
 
 // unownedSweepTicks spaces out the lease holder's sweep of streams nobody
-// holds open: it reads every stream in the view, so it runs once every
-// this many local sweeps, not on each.
+// holds open: it reads every stream in the view that can expire, so it
+// runs once every this many local sweeps, not on each.
 const unownedSweepTicks = 30
 
 // reapAfterMs is the least age at which the sweep deletes an expired
@@ -67,12 +67,13 @@ func (s *Service) sweepLocal(ctx context.Context) {
 
 // sweepUnowned deletes expired streams that no live node holds open, and
 // reclaims idle ones whose writer left no record of its last access (see
-// unowned.go).
+// unowned.go). Both need a configuration that can expire the stream, and
+// only such streams are ever marked, so it visits those alone.
 func (s *Service) sweepUnowned(ctx context.Context) {
 	v := s.cfg.Plane.View()
 	now := s.cfg.Now().UnixMilli()
 	seen := unownedSince{}
-	v.StreamsFrom("", func(st *domain.Stream) bool {
+	v.ExpiringStreams(func(st *domain.Stream) bool {
 		if st.SoftDeleted {
 			return ctx.Err() == nil
 		}

@@ -168,7 +168,9 @@
 // uploading meanwhile:
 //
 //  1. Engine.RecoverDeadWALs walks the streams that name a superseded
-//     process (open on it, or listing it as unrecovered), fences and reads
+//     process (open on it, or listing it as unrecovered), when one not
+//     found drained by the last pass is named (the view counts the
+//     namings of each process: domain.State.NamedWALs), fences and reads
 //     that process's WAL once, and takes over, here, each stream whose
 //     records there go beyond its committed end and that no live process
 //     holds open (at most 256 a pass, 8 at a time, started within 20 s):
@@ -189,7 +191,9 @@
 // A process the view does not yet know is never touched. Fence objects
 // stay, so a paused process that wakes up still finds its next key taken.
 // Passes go on where the last stopped, so kept keys never hide later
-// ones. The WAL key space belongs to one cluster: two clusters sharing a
+// ones. A round over the whole key space that finds nothing of superseded
+// processes but fences ends the listings until a node registers or is
+// fenced, so an idle node makes no store requests. The WAL key space belongs to one cluster: two clusters sharing a
 // WAL store would take each other's processes for gone ones.
 //
 // # Life of a read

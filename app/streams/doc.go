@@ -85,7 +85,8 @@
 //     can be trimmed), and a stream past its expiry is deleted, once it is
 //     at least 3 s old (one made already expired is still being answered
 //     for by its creator). The maintenance lease holder also deletes
-//     expired streams nobody holds open. An expired stream is "not found"
+//     expired streams nobody holds open, visiting only the streams whose
+//     configuration can expire them (domain.State.ExpiringStreams). An expired stream is "not found"
 //     from the moment it expires.
 //
 // Records are protocol-neutral (domain.Record: owner timestamp, headers,

@@ -29,7 +29,7 @@ import (
 // uploads, snapshot, truncation and idle releases they cause, default 90s:
 // streams leave memory 30 to 60 s after their last use) and
 // PICOMQ_SCALE_IDLE (how long to watch the idle node, default 60s: the
-// sweeps that visit every stream run once a minute).
+// lease holder's maintenance passes run once a minute).
 type settings struct {
 	streams      int
 	withRecords  float64

@@ -81,10 +81,42 @@ func sameWALs(a, b *Stream) bool {
 }
 
 // expires reports whether a stream configuration can expire its stream;
-// a configuration that does not decode cannot.
+// a configuration that does not decode cannot. Most set neither an expiry
+// nor an idle TTL, which mayExpire tells without decoding (Apply calls this
+// for every new stream).
 func expires(meta []byte) bool {
+	if !mayExpire(meta) {
+		return false
+	}
 	cfg, err := DecodeStreamConfig(meta)
 	return err == nil && cfg.Expires()
+}
+
+// mayExpire is false when meta is no stream configuration, or one whose
+// expiry and idle TTL (EncodeStreamConfig) are both zero; true otherwise.
+func mayExpire(meta []byte) bool {
+	if len(meta) == 0 || meta[0] != streamConfigVersion {
+		return false
+	}
+	rest := meta[1:]
+	n, size := binary.Uvarint(rest)
+	if size <= 0 || n > uint64(len(rest)-size) {
+		return false
+	}
+	rest = rest[size+int(n):]
+	if _, size = binary.Uvarint(rest); size <= 0 { // TTL
+		return false
+	}
+	rest = rest[size:]
+	at, size := binary.Varint(rest)
+	if size <= 0 {
+		return false
+	}
+	if rest = rest[size:]; at != 0 || len(rest) == 0 {
+		return at != 0
+	}
+	idle, size := binary.Uvarint(rest)
+	return size <= 0 || idle != 0
 }
 
 // walKey orders processes by node, then epoch.

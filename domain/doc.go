@@ -13,7 +13,11 @@
 // State is the whole cluster metadata: nodes, streams (by id and by name),
 // committed objects with per-stream offset indexes, object-id
 // reservations, objects awaiting deletion (garbage), and a key-value store
-// with two spaces (registry, tokens). Every map is a persistent treap
+// with two spaces (registry, tokens). Two indexes derived from the streams
+// (index.go: the node processes whose WALs they name, the streams whose
+// configuration can expire them) let maintenance passes visit what they
+// look for instead of every stream; snapshots do not hold them, decoding
+// rebuilds them. Every map is a persistent treap
 // (pmap.go) whose priorities are a hash of the key, so every replica builds
 // the same tree and an update copies only one path. Copying the State
 // struct is therefore a complete, immutable view; publishing one per
@@ -26,10 +30,10 @@
 // leaves the state untouched apart from the Applied counter. No command can
 // make replay fail, so every replica ends byte-identical (Hash is the
 // SHA-256 of the deterministic snapshot encoding). CheckInvariants states
-// what always holds: node assignment counts, the name index, contiguous
-// object ranges per stream ending at the stream's end, live-range counts of
-// objects, id bounds. Tests check it after every step; snapshot decoding
-// checks it before a state is used.
+// what always holds: node assignment counts, the name and stream indexes,
+// contiguous object ranges per stream ending at the stream's end,
+// live-range counts of objects, id bounds. Tests check it after every
+// step; snapshot decoding checks it before a state is used.
 //
 // # Commands
 //

@@ -158,10 +158,10 @@ func (s *State) ExpiringStreams(fn func(*Stream) bool) {
 
 // indexesOf builds the indexes of streams from scratch.
 func indexesOf(streams pmap[uint64, *Stream]) (wals pmap[string, uint32], expiring pmap[uint64, struct{}]) {
-	counts := map[string]uint32{}
+	counts := map[Proposer]uint32{}
 	var b pmapBuilder[uint64, struct{}]
 	streams.All(func(id uint64, st *Stream) bool {
-		namingWALs(st, func(p Proposer) { counts[walKey(p)]++ })
+		namingWALs(st, func(p Proposer) { counts[p]++ })
 		if expires(st.Meta) {
 			b.add(id, struct{}{})
 		}
@@ -169,12 +169,12 @@ func indexesOf(streams pmap[uint64, *Stream]) (wals pmap[string, uint32], expiri
 	})
 	var w pmapBuilder[string, uint32]
 	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	for p := range counts {
+		keys = append(keys, walKey(p))
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		w.add(k, counts[k])
+		w.add(k, counts[walProposer(k)])
 	}
 	return w.build(), b.build()
 }

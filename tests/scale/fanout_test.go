@@ -9,8 +9,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -99,8 +101,10 @@ func runFanout(b *testing.B, cfg fanoutSettings, sh shape) {
 	}
 	parkedIn := f.awaitParked(b, n, sh.readers())
 
+	node0, self0 := processCPU(n.Cmd.Process.Pid), processCPU(os.Getpid())
 	acks := appendSteadily(b, client, n.URL, sh.streams, cfg)
 	f.awaitDeliveries(b, len(acks)*sh.perStream)
+	nodeCPU, selfCPU := processCPU(n.Cmd.Process.Pid)-node0, processCPU(os.Getpid())-self0
 	cancel()
 	wg.Wait()
 
@@ -110,9 +114,13 @@ func runFanout(b *testing.B, cfg fanoutSettings, sh shape) {
 	b.ReportMetric(ms(p99), "p99-ms")
 	b.ReportMetric(ms(worst), "max-ms")
 	b.ReportMetric(float64(len(acks))/cfg.appendFor.Seconds(), "appends/s")
-	b.Logf("\n| live | streams | readers | appends | deliveries | readers parked in | ack → reader p50 / p99 / max |\n"+
-		"| %s | %d | %d | %d | %d | %.1f s | %.2f / %.2f / %.2f ms |",
-		sh.live, sh.streams, sh.readers(), len(acks), len(lat), parkedIn.Seconds(), ms(p50), ms(p99), ms(worst))
+	perDelivery := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(len(lat)) }
+	b.ReportMetric(perDelivery(nodeCPU), "node-cpu-ns/delivery")
+	b.ReportMetric(perDelivery(selfCPU), "client-cpu-ns/delivery")
+	b.Logf("\n| live | streams | readers | appends | deliveries | readers parked in | ack → reader p50 / p99 / max | CPU per delivery: node / readers |\n"+
+		"| %s | %d | %d | %d | %d | %.1f s | %.2f / %.2f / %.2f ms | %.1f / %.1f µs |",
+		sh.live, sh.streams, sh.readers(), len(acks), len(lat), parkedIn.Seconds(), ms(p50), ms(p99), ms(worst),
+		perDelivery(nodeCPU)/1000, perDelivery(selfCPU)/1000)
 	stop(b, n)
 }
 
@@ -362,3 +370,30 @@ func (f *fanout) latencies(b *testing.B, acks []ack, perStream int) []time.Durat
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// processCPU is the CPU time (user and system) process pid has used, from
+// /proc; 0 where there is none. The benchmark and the node share the
+// machine's cores, so each one's share of a delivery says which of them a
+// figure measures.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// the fields counted from its end are utime (14) and stime (15).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseUint(fields[11], 10, 64)
+	stime, _ := strconv.ParseUint(fields[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the unit of /proc's CPU times (USER_HZ), 100 on Linux.
+const clockTicks = 100

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/ports"
 )
@@ -131,7 +132,22 @@ func (s *server) writePage(c echo.Context, name string, res ports.ReadResult, cu
 		return c.NoContent(http.StatusNotModified)
 	}
 	contentType := contentTypeOf(res.Config)
-	return c.Blob(http.StatusOK, contentType, pageBody(contentType, res.Records))
+	return c.Blob(http.StatusOK, contentType, s.pageBody(contentType, res))
+}
+
+// pageBody is pageBody, shared by the readers of one page (the live readers
+// of a stream an append woke).
+func (s *server) pageBody(contentType string, res ports.ReadResult) []byte {
+	if len(res.Records) == 0 {
+		return pageBody(contentType, res.Records)
+	}
+	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: pageForm(formBody, contentType)}
+	if b, ok := s.shared.Load(key); ok {
+		return b
+	}
+	b := pageBody(contentType, res.Records)
+	s.shared.Store(key, b)
+	return b
 }
 
 // pageETag names a chunk's content: the records [from, next) of one

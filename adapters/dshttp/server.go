@@ -77,6 +77,8 @@ type server struct {
 	// keepAlive is the silence after which an event stream sends a comment.
 	keepAlive time.Duration
 	gate      *authgate.Gate
+	// shared holds the encodings live readers of one stream share.
+	shared *livehttp.Shared
 }
 
 func newServer(cfg Config) *server {
@@ -100,7 +102,7 @@ func newServer(cfg Config) *server {
 	}
 	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log,
 		jitterSeconds: func() uint64 { return 1 + rand.Uint64N(maxCursorJitterSec) }, keepAlive: sseKeepAlive,
-		gate: authgate.New(cfg.Auth, domain.AudienceDurableStreams)}
+		gate: authgate.New(cfg.Auth, domain.AudienceDurableStreams), shared: new(livehttp.Shared)}
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -44,14 +43,15 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 		c.Response().Header().Set(headerSSEEncoding, "base64")
 	}
 	es := livehttp.Start(c.Response(), c.Response().Writer, livehttp.Options{KeepAlive: s.keepAlive, TightData: true})
-	end := time.NewTimer(s.cfg.SSEMaxDuration)
-	defer end.Stop()
+	defer es.Close()
+	end, stopEnd := livehttp.After(s.cfg.SSEMaxDuration)
+	defer stopEnd()
 	announced := false // a control event describes where the client is
 	var cursor uint64  // the last cursor sent
 	for {
 		eof := res.Closed && res.UpToDate
 		if len(res.Records) > 0 {
-			es.Queue("data", "", eventData(contentType, binary, res.Records)) // goes out with its control event
+			es.QueueEncoded(s.dataEvent(es, contentType, binary, res)) // goes out with its control event
 			announced = false
 		}
 		if !announced || eof {
@@ -62,10 +62,10 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 			return nil
 		}
 		if res.UpToDate {
-			if !es.Wait(ctx, res.Changed, s.cfg.Done, end.C) {
+			if !es.Wait(ctx, res.Changed, s.cfg.Done, end) {
 				return nil
 			}
-		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end.C) {
+		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end) {
 			return nil
 		}
 		next := res.Next
@@ -80,6 +80,36 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 			return nil
 		}
 	}
+}
+
+// dataEvent is the data event of a page's records; the readers of a stream
+// at one position share one encoding.
+func (s *server) dataEvent(es *livehttp.EventStream, contentType string, binary bool, res ports.ReadResult) []byte {
+	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: pageForm(formEvent, contentType)}
+	if b, ok := s.shared.Load(key); ok {
+		return b
+	}
+	b := es.AppendEvent(nil, "data", "", eventData(contentType, binary, res.Records))
+	s.shared.Store(key, b)
+	return b
+}
+
+// Forms of a page that Shared keeps, for its keys.
+const (
+	formEvent = iota // an event stream's data event
+	formBody         // a read's body
+)
+
+// pageForm is form for a stream of contentType, which decides how its
+// records are framed.
+func pageForm(form uint8, contentType string) uint8 {
+	if isJSON(contentType) {
+		form |= 2
+	}
+	if !isTextual(contentType) {
+		form |= 4
+	}
+	return form
 }
 
 // eventData is a data event's payload: the chunk's records as one JSON

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,31 +36,35 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	}
 	defer leave()
 	es := livehttp.Start(c.Response(), c.Response().Writer, livehttp.Options{KeepAlive: s.keepAlive})
-	end := time.NewTimer(s.cfg.SSEMaxDuration)
-	defer end.Stop()
+	defer es.Close()
+	end, stopEnd := livehttp.After(s.cfg.SSEMaxDuration)
+	defer stopEnd()
 	announced := false // an up-to-date control event went out since the last data
 	for {
-		for i := range res.Records {
-			seq := res.From + uint64(i)
-			_ = es.Send("data", strconv.FormatUint(seq, 10), recordJSON(seq, res.Records[i]))
+		// A page's events, and the control event after them, go out in one
+		// write and flush.
+		if len(res.Records) > 0 {
+			es.QueueEncoded(s.dataEvents(es, res))
 			announced = false
 		}
 		if res.UpToDate && res.Closed {
-			_ = es.Send("control", "", controlJSON(controlEvent{NextSeq: res.Next, UpToDate: true, Closed: true}))
+			es.Queue("control", "", appendControlJSON(nil, controlEvent{NextSeq: res.Next, UpToDate: true, Closed: true}))
+			_ = es.Flush()
 			return nil
 		}
 		if res.UpToDate && !announced {
-			_ = es.Send("control", "", controlJSON(controlEvent{NextSeq: res.Next, UpToDate: true}))
+			var buf [64]byte
+			es.Queue("control", "", appendControlJSON(buf[:0], controlEvent{NextSeq: res.Next, UpToDate: true}))
 			announced = true
 		}
-		if es.Err() != nil {
+		if es.Flush() != nil {
 			return nil
 		}
 		if res.UpToDate || len(res.Records) == 0 {
-			if !es.Wait(ctx, res.Changed, s.cfg.Done, end.C) {
+			if !es.Wait(ctx, res.Changed, s.cfg.Done, end) {
 				return nil
 			}
-		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end.C) {
+		} else if livehttp.Ended(ctx.Done(), s.cfg.Done, end) {
 			return nil
 		}
 		if res, err = s.streams.Read(ctx, name, res.Next, rr.limits); err != nil {
@@ -70,6 +73,32 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 		}
 	}
 }
+
+// dataEvents is the data events of a page's records, one per record with
+// its offset as the id; the readers of a stream at one position share one
+// encoding.
+func (s *server) dataEvents(es *livehttp.EventStream, res ports.ReadResult) []byte {
+	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: formEvents}
+	if b, ok := s.shared.Load(key); ok {
+		return b
+	}
+	var b []byte
+	var id [20]byte
+	for i := range res.Records {
+		seq := res.From + uint64(i)
+		b = es.AppendEvent(b, "data", string(strconv.AppendUint(id[:0], seq, 10)), recordJSON(seq, res.Records[i]))
+	}
+	s.shared.Store(key, b)
+	return b
+}
+
+// Forms of a page that Shared keeps, for its keys.
+const (
+	formEvents = iota // an event stream's data events
+	formJSON          // a read's body in each format
+	formBinary
+	formRaw
+)
 
 // logStreamEnd logs why an event stream stopped, unless it is ordinary: the
 // stream was deleted, or the client left.
@@ -96,7 +125,15 @@ func recordJSON(seq uint64, r domain.Record) []byte {
 	return line.Bytes()
 }
 
-func controlJSON(ev controlEvent) []byte {
-	b, _ := json.Marshal(ev)
-	return b
+// appendControlJSON appends ev as json.Marshal encodes it, without its
+// reflection: a control event goes to every reader after every append.
+func appendControlJSON(b []byte, ev controlEvent) []byte {
+	b = append(b, `{"next_seq":`...)
+	b = strconv.AppendUint(b, ev.NextSeq, 10)
+	b = append(b, `,"up_to_date":`...)
+	b = strconv.AppendBool(b, ev.UpToDate)
+	if ev.Closed {
+		b = append(b, `,"closed":true`...)
+	}
+	return append(b, '}')
 }

@@ -108,7 +108,7 @@ func (s *server) read(c echo.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		return writePage(c, name, rr.format, res)
+		return s.writePage(c, name, rr.format, res)
 	}
 	if rr.fromNow {
 		info, err := s.streams.Head(ctx, name)
@@ -128,7 +128,7 @@ func (s *server) read(c echo.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return writePage(c, name, rr.format, res)
+	return s.writePage(c, name, rr.format, res)
 }
 
 // longPoll answers with records as soon as there are some, or 204 when the
@@ -139,7 +139,7 @@ func (s *server) longPoll(c echo.Context, name, format string, read func() (port
 		return err
 	}
 	if len(res.Records) > 0 || !res.UpToDate {
-		return writePage(c, name, format, res)
+		return s.writePage(c, name, format, res)
 	}
 	h := c.Response().Header()
 	headerval.SetUint(h, headerNextSeq, res.Next)
@@ -153,7 +153,7 @@ func (s *server) longPoll(c echo.Context, name, format string, read func() (port
 }
 
 // writePage answers a read with one page of records.
-func writePage(c echo.Context, name, format string, res ports.ReadResult) error {
+func (s *server) writePage(c echo.Context, name, format string, res ports.ReadResult) error {
 	h := c.Response().Header()
 	closedAtTail := res.Closed && res.UpToDate
 	headerval.SetUint(h, headerNextSeq, res.Next)
@@ -175,8 +175,34 @@ func writePage(c echo.Context, name, format string, res ports.ReadResult) error 
 	if headerval.ETagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	body, mediaType := encodePage(format, res)
+	body, mediaType := s.encodePage(format, res)
 	return c.Blob(http.StatusOK, mediaType, body)
+}
+
+// encodePage is encodePage, shared by the readers of one page (the live
+// readers of a stream an append woke).
+func (s *server) encodePage(format string, res ports.ReadResult) ([]byte, string) {
+	if len(res.Records) == 0 {
+		return encodePage(format, res)
+	}
+	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: formOf(format)}
+	if b, ok := s.shared.Load(key); ok {
+		return b, mediaTypeOf(format, res)
+	}
+	b, mediaType := encodePage(format, res)
+	s.shared.Store(key, b)
+	return b, mediaType
+}
+
+func formOf(format string) uint8 {
+	switch format {
+	case formatBinary:
+		return formBinary
+	case formatRaw:
+		return formRaw
+	default:
+		return formJSON
+	}
 }
 
 // pageETag names a page's content: the same records of the same
@@ -204,13 +230,24 @@ func encodePage(format string, res ports.ReadResult) ([]byte, string) {
 	case formatBinary:
 		return picowire.EncodeBatchResponse(seqRecords(res)), picowire.BatchContentType
 	case formatRaw:
-		contentType := res.Config.ContentType
-		if contentType == "" {
-			contentType = domain.DefaultContentType
-		}
-		return concatBodies(res.Records), contentType
+		return concatBodies(res.Records), mediaTypeOf(format, res)
 	default:
 		return picowire.EncodeJSONRecords(seqRecords(res)), echo.MIMEApplicationJSON
+	}
+}
+
+// mediaTypeOf is the Content-Type of a page in format.
+func mediaTypeOf(format string, res ports.ReadResult) string {
+	switch format {
+	case formatBinary:
+		return picowire.BatchContentType
+	case formatRaw:
+		if res.Config.ContentType == "" {
+			return domain.DefaultContentType
+		}
+		return res.Config.ContentType
+	default:
+		return echo.MIMEApplicationJSON
 	}
 }
 

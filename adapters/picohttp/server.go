@@ -75,6 +75,8 @@ type server struct {
 	// keepAlive is the silence after which an event stream sends a comment.
 	keepAlive time.Duration
 	gate      *authgate.Gate
+	// shared holds the encodings live readers of one stream share.
+	shared *livehttp.Shared
 }
 
 func newServer(cfg Config) *server {
@@ -102,7 +104,7 @@ func newServer(cfg Config) *server {
 		log = slog.Default()
 	}
 	return &server{cfg: cfg, streams: cfg.Streams, redirect: redirect, log: log, keepAlive: sseKeepAlive,
-		gate: authgate.New(cfg.Auth, domain.AudiencePico)}
+		gate: authgate.New(cfg.Auth, domain.AudiencePico), shared: new(livehttp.Shared)}
 }
 
 func (s *server) handler() http.Handler {

@@ -262,3 +262,15 @@ func TestSSEEndsWhenClientLeaves(t *testing.T) {
 		t.Fatal("handler still running after the client left")
 	}
 }
+
+func TestControlJSONIsWhatMarshalWrites(t *testing.T) {
+	for _, ev := range []controlEvent{{}, {NextSeq: 42, UpToDate: true}, {NextSeq: 1<<64 - 1, UpToDate: true, Closed: true}, {Closed: true}} {
+		want, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendControlJSON(nil, ev); string(got) != string(want) {
+			t.Errorf("%+v: %s, json.Marshal writes %s", ev, got, want)
+		}
+	}
+}

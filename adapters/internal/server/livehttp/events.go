@@ -1,6 +1,7 @@
 package livehttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -26,7 +27,12 @@ type EventStream struct {
 	rc        *http.ResponseController
 	opts      Options
 	lastWrite time.Time
-	// queued holds events written by Queue, sent with the next Send.
+	// idle signals idleDue KeepAlive after it was last armed (nil without
+	// keep-alives).
+	idle    *time.Timer
+	idleDue chan struct{}
+	// queued holds events written by Queue, sent with the next Send or
+	// Flush; its array is reused from one write to the next.
 	queued []byte
 	// err is the first write failure: the client went away.
 	err error
@@ -44,6 +50,16 @@ func Start(w, flushTarget http.ResponseWriter, opts Options) *EventStream {
 	_ = rc.SetWriteDeadline(time.Time{}) // unsupported means there is none
 	w.WriteHeader(http.StatusOK)
 	es := &EventStream{w: w, rc: rc, opts: opts, lastWrite: time.Now()}
+	if opts.KeepAlive > 0 {
+		due := make(chan struct{}, 1)
+		es.idle = time.AfterFunc(opts.KeepAlive, func() {
+			select {
+			case due <- struct{}{}:
+			default:
+			}
+		})
+		es.idleDue = due
+	}
 	es.flush()
 	return es
 }
@@ -55,20 +71,42 @@ func (es *EventStream) Err() error { return es.err }
 // data may span lines (CR, LF or CRLF), each of which becomes a data line.
 // An empty id is left out.
 func (es *EventStream) Send(event, id string, data []byte) error {
-	b := es.appendEvent(es.queued, event, id, data)
-	es.queued = nil
-	return es.write(b)
+	es.Queue(event, id, data)
+	return es.Flush()
 }
 
-// Queue holds an event back until the next Send, so that events that
-// belong together (a data event and the control event describing it)
+// Queue holds an event back until the next Send or Flush, so that events
+// that belong together (a data event and the control event describing it)
 // reach the client in one piece: a client that stops reading at the first
 // control event it sees must not get half of them.
 func (es *EventStream) Queue(event, id string, data []byte) {
-	es.queued = es.appendEvent(es.queued, event, id, data)
+	es.queued = es.AppendEvent(es.queued, event, id, data)
 }
 
-func (es *EventStream) appendEvent(b []byte, event, id string, data []byte) []byte {
+// QueueEncoded holds back events already encoded by AppendEvent (of an
+// event stream with the same Options), as Queue does: events encoded once
+// for many streams.
+func (es *EventStream) QueueEncoded(events []byte) {
+	es.queued = append(es.queued, events...)
+}
+
+// Flush writes the queued events, if any, in one write and flush.
+func (es *EventStream) Flush() error {
+	if len(es.queued) == 0 {
+		return es.err
+	}
+	err := es.write(es.queued)
+	es.queued = es.queued[:0] // the writer has copied or sent them
+	return err
+}
+
+// AppendEvent appends one event, framed as Send frames it, to b.
+func (es *EventStream) AppendEvent(b []byte, event, id string, data []byte) []byte {
+	return AppendEvent(b, es.opts, event, id, data)
+}
+
+// AppendEvent appends one event, framed by opts as Send frames it, to b.
+func AppendEvent(b []byte, opts Options, event, id string, data []byte) []byte {
 	b = append(b, "event: "...)
 	b = append(b, event...)
 	b = append(b, '\n')
@@ -77,14 +115,23 @@ func (es *EventStream) appendEvent(b []byte, event, id string, data []byte) []by
 		b = append(b, id...)
 		b = append(b, '\n')
 	}
-	for _, line := range SplitLines(data) {
-		b = es.appendDataLine(b, line)
+	for {
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			break
+		}
+		b = appendDataLine(b, opts, data[:i])
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
 	}
+	b = appendDataLine(b, opts, data)
 	return append(b, '\n')
 }
 
-func (es *EventStream) appendDataLine(b, line []byte) []byte {
-	if es.opts.TightData && (len(line) == 0 || line[0] != ' ') {
+func appendDataLine(b []byte, opts Options, line []byte) []byte {
+	if opts.TightData && (len(line) == 0 || line[0] != ' ') {
 		b = append(b, "data:"...)
 	} else {
 		b = append(b, "data: "...)
@@ -118,44 +165,53 @@ func (es *EventStream) flush() error {
 	return es.err
 }
 
-// Wait blocks until changed fires (true), or until ctx ends, stop closes,
-// end fires or a write fails (false), writing a keep-alive comment after
-// each KeepAlive of silence.
-func (es *EventStream) Wait(ctx context.Context, changed, stop <-chan struct{}, end <-chan time.Time) bool {
+// Wait blocks until changed fires (true), or until ctx ends, stop or end
+// closes or a write fails (false), writing a keep-alive comment after each
+// KeepAlive of silence. It waits on plain channels only: a timer's channel
+// in a select costs each of many waiters woken at once a turn at the
+// timer heap's lock.
+func (es *EventStream) Wait(ctx context.Context, changed, stop, end <-chan struct{}) bool {
 	for es.err == nil {
-		idle, cancel := es.idleTimer()
 		select {
 		case <-changed:
-			cancel()
 			return true
-		case <-idle:
+		case <-es.idleDue:
+			// Fired KeepAlive after it was armed; a write since then puts
+			// the comment off until KeepAlive after that write.
+			if wait := es.opts.KeepAlive - time.Since(es.lastWrite); wait > 0 {
+				es.idle.Reset(wait)
+				continue
+			}
 			_ = es.Comment("keep-alive")
+			es.idle.Reset(es.opts.KeepAlive)
 		case <-ctx.Done():
-			cancel()
 			return false
 		case <-stop:
-			cancel()
 			return false
 		case <-end:
-			cancel()
 			return false
 		}
 	}
 	return false
 }
 
-// idleTimer fires when the stream has been silent for KeepAlive; without
-// keep-alives it never fires.
-func (es *EventStream) idleTimer() (<-chan time.Time, func()) {
-	if es.opts.KeepAlive <= 0 {
-		return nil, func() {}
+// Close stops the keep-alive timer; nothing is written after.
+func (es *EventStream) Close() {
+	if es.idle != nil {
+		es.idle.Stop()
 	}
-	t := time.NewTimer(es.opts.KeepAlive - time.Since(es.lastWrite))
-	return t.C, func() { t.Stop() }
+}
+
+// After returns a channel closed once d has passed, and the stop of its
+// timer: an end for Wait.
+func After(d time.Duration) (<-chan struct{}, func() bool) {
+	ch := make(chan struct{})
+	t := time.AfterFunc(d, func() { close(ch) })
+	return ch, t.Stop
 }
 
 // Ended reports, without blocking, whether any of the end signals fired.
-func Ended(ctxDone, stop <-chan struct{}, end <-chan time.Time) bool {
+func Ended(ctxDone, stop, end <-chan struct{}) bool {
 	select {
 	case <-ctxDone:
 		return true

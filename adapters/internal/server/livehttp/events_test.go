@@ -82,7 +82,8 @@ func TestWaitWakesOnChange(t *testing.T) {
 	if es.Wait(context.Background(), nil, stop, nil) {
 		t.Error("Wait ignored stop")
 	}
-	if es.Wait(context.Background(), nil, nil, time.After(time.Millisecond)) {
+	end, _ := After(time.Millisecond)
+	if es.Wait(context.Background(), nil, nil, end) {
 		t.Error("Wait ignored the end")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -95,13 +96,15 @@ func TestWaitWakesOnChange(t *testing.T) {
 func TestWaitKeepsAlive(t *testing.T) {
 	rec := httptest.NewRecorder()
 	es := Start(rec, rec, Options{KeepAlive: 5 * time.Millisecond})
-	es.Wait(context.Background(), nil, nil, time.After(40*time.Millisecond))
+	end, _ := After(40 * time.Millisecond)
+	es.Wait(context.Background(), nil, nil, end)
 	if n := strings.Count(rec.Body.String(), ": keep-alive\n\n"); n < 2 {
 		t.Errorf("%d keep-alives in %q", n, rec.Body)
 	}
 	rec = httptest.NewRecorder()
 	es = Start(rec, rec, Options{})
-	es.Wait(context.Background(), nil, nil, time.After(20*time.Millisecond))
+	end, _ = After(20 * time.Millisecond)
+	es.Wait(context.Background(), nil, nil, end)
 	if rec.Body.Len() != 0 {
 		t.Errorf("keep-alive without KeepAlive: %q", rec.Body)
 	}
@@ -110,8 +113,8 @@ func TestWaitKeepsAlive(t *testing.T) {
 func TestEnded(t *testing.T) {
 	closed := make(chan struct{})
 	close(closed)
-	fired := make(chan time.Time, 1)
-	fired <- time.Now()
+	fired, _ := After(0)
+	<-fired
 	if Ended(nil, nil, nil) {
 		t.Error("nothing fired")
 	}
@@ -136,4 +139,36 @@ func TestSplitLines(t *testing.T) {
 			t.Errorf("SplitLines(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestQueuedEventsGoOutInOneWrite(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w := &countingWriter{ResponseRecorder: rec}
+	es := Start(w, w, Options{})
+	w.writes = 0
+	encoded := es.AppendEvent(nil, "data", "1", []byte("a"))
+	es.QueueEncoded(encoded)
+	es.Queue("control", "", []byte("c"))
+	if err := es.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := es.Flush(); err != nil { // nothing queued: no write
+		t.Fatal(err)
+	}
+	if want := "event: data\nid: 1\ndata: a\n\nevent: control\ndata: c\n\n"; rec.Body.String() != want || w.writes != 1 {
+		t.Errorf("%d writes of %q, want 1 of %q", w.writes, rec.Body, want)
+	}
+	if string(encoded) != "event: data\nid: 1\ndata: a\n\n" {
+		t.Errorf("the shared encoding changed: %q", encoded)
+	}
+}
+
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.ResponseRecorder.Write(p)
 }

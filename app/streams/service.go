@@ -36,8 +36,9 @@ type Config struct {
 
 // Service implements ports.Streams on the engine.
 type Service struct {
-	cfg    Config
-	access accessTimes
+	cfg     Config
+	access  accessTimes
+	configs configCache
 	// unowned is the lease holder's memory of streams its last sweep found
 	// unowned (see idleSinceUnowned); only that sweep uses it.
 	unowned unownedSince
@@ -143,7 +144,7 @@ func (s *Service) lookup(name string) (stream, error) {
 // live decodes a stream of the view, refusing one that is soft-deleted or
 // expired.
 func (s *Service) live(st *domain.Stream) (stream, error) {
-	cfg, err := domain.DecodeStreamConfig(st.Meta)
+	cfg, err := s.configs.decode(st.ID, st.Meta)
 	if err != nil {
 		return stream{}, err
 	}

@@ -39,6 +39,7 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	defer leave()
 	contentType := contentTypeOf(res.Config)
 	binary := !isTextual(contentType)
+	form := pageForm(formEvent, contentType)
 	if binary {
 		c.Response().Header().Set(headerSSEEncoding, "base64")
 	}
@@ -51,11 +52,12 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	for {
 		eof := res.Closed && res.UpToDate
 		if len(res.Records) > 0 {
-			es.QueueEncoded(s.dataEvent(es, contentType, binary, res)) // goes out with its control event
+			es.QueueEncoded(s.dataEvent(es, contentType, form, binary, res)) // goes out with its control event
 			announced = false
 		}
 		if !announced || eof {
-			_ = es.Send("control", "", s.controlJSON(res, s.streamCursor(rr.cursor, &cursor)))
+			var buf [128]byte
+			_ = es.Send("control", "", s.appendControl(buf[:0], res, s.streamCursor(rr.cursor, &cursor)))
 			announced = true
 		}
 		if eof || es.Err() != nil {
@@ -82,10 +84,10 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	}
 }
 
-// dataEvent is the data event of a page's records; the readers of a stream
-// at one position share one encoding.
-func (s *server) dataEvent(es *livehttp.EventStream, contentType string, binary bool, res ports.ReadResult) []byte {
-	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: pageForm(formEvent, contentType)}
+// dataEvent is the data event of a page's records, in form (pageForm);
+// the readers of a stream at one position share one encoding.
+func (s *server) dataEvent(es *livehttp.EventStream, contentType string, form uint8, binary bool, res ports.ReadResult) []byte {
+	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: form}
 	if b, ok := s.shared.Load(key); ok {
 		return b
 	}
@@ -124,17 +126,51 @@ func eventData(contentType string, binary bool, records []domain.Record) []byte 
 	return out
 }
 
-// controlJSON is a control event's payload, with cursor unless the stream
-// is closed and read to its end.
-func (s *server) controlJSON(res ports.ReadResult, cursor string) []byte {
+// appendControl appends a control event's payload, with cursor unless the
+// stream is closed and read to its end.
+func (s *server) appendControl(b []byte, res ports.ReadResult, cursor string) []byte {
 	ev := controlEvent{StreamNextOffset: formatOffset(res.Next), UpToDate: res.UpToDate}
 	if res.Closed && res.UpToDate {
 		ev.StreamClosed = true // and no cursor: the client must not come back
 	} else {
 		ev.StreamCursor = cursor
 	}
-	b, _ := json.Marshal(ev)
-	return b
+	return appendControlJSON(b, ev)
+}
+
+// appendControlJSON appends ev as json.Marshal encodes it, without its
+// reflection when its strings are offsets and cursors (digits and
+// underscores, which JSON does not escape): a control event goes to every
+// reader after every append.
+func appendControlJSON(b []byte, ev controlEvent) []byte {
+	if !plainJSONString(ev.StreamNextOffset) || !plainJSONString(ev.StreamCursor) {
+		m, _ := json.Marshal(ev)
+		return append(b, m...)
+	}
+	b = append(b, `{"streamNextOffset":"`...)
+	b = append(b, ev.StreamNextOffset...)
+	b = append(b, '"')
+	if ev.StreamCursor != "" {
+		b = append(b, `,"streamCursor":"`...)
+		b = append(b, ev.StreamCursor...)
+		b = append(b, '"')
+	}
+	if ev.UpToDate {
+		b = append(b, `,"upToDate":true`...)
+	}
+	if ev.StreamClosed {
+		b = append(b, `,"streamClosed":true`...)
+	}
+	return append(b, '}')
+}
+
+func plainJSONString(v string) bool {
+	for i := range len(v) {
+		if c := v[i]; (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // isTextual reports whether records of contentType travel in an event

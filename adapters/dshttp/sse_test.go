@@ -402,3 +402,21 @@ func TestSSECursorsNeverGoBack(t *testing.T) {
 		t.Fatalf("cursors %v, want 1180 each time (never back from the first)", cursors)
 	}
 }
+
+func TestControlJSONIsWhatMarshalWrites(t *testing.T) {
+	for _, ev := range []controlEvent{
+		{StreamNextOffset: "0000000000000000_0000000000000042", StreamCursor: "123", UpToDate: true},
+		{StreamNextOffset: "0000000000000000_0000000000000042", StreamClosed: true, UpToDate: true},
+		{StreamNextOffset: "0000000000000000_0000000000000001"},
+		{StreamNextOffset: "a<b", StreamCursor: "\"x\""},
+		{},
+	} {
+		want, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendControlJSON(nil, ev); string(got) != string(want) {
+			t.Errorf("%+v: %s, json.Marshal writes %s", ev, got, want)
+		}
+	}
+}

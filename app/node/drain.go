@@ -40,7 +40,8 @@ type DrainProgress struct {
 	// Remaining counts the streams whose home is still the node, in the
 	// view (domain.Node.Assigned): the drain is over at 0.
 	Remaining int
-	// Moved counts the streams the drain on this process moved so far.
+	// Moved counts the streams that left the node during the drain this
+	// process runs or ran last, whoever moved them.
 	Moved int
 	// Running: a drain of the node runs on this process.
 	Running bool
@@ -61,11 +62,11 @@ type drainRun struct {
 	failed   int
 	lastErr  string
 	finished bool
-	// tried holds the streams a move was asked for and not yet counted as
-	// moved: one whose move failed or looked gone may still have left
-	// (the transfer applied, its answer did not come back), and counts
-	// once a later pass no longer finds it on the node.
-	tried map[uint64]bool
+	// seen holds the streams found homed on the node, or whose move was
+	// asked for, and not yet counted as moved: each counts once a pass no
+	// longer finds it on the node and it still exists, whoever moved it
+	// (this drain, a move whose answer was lost, a revival elsewhere).
+	seen map[uint64]bool
 }
 
 func (r *drainRun) recordMove(id uint64, err error) {
@@ -73,36 +74,42 @@ func (r *drainRun) recordMove(id uint64, err error) {
 	defer r.mu.Unlock()
 	if err == nil {
 		r.moved++
-		delete(r.tried, id)
+		delete(r.seen, id)
 		return
 	}
-	if r.tried == nil {
-		r.tried = map[uint64]bool{}
-	}
-	r.tried[id] = true
+	r.see(id)
 	if !errors.Is(err, errGone) {
 		r.failed++
 		r.lastErr = err.Error()
 	}
 }
 
-// countLeft counts as moved the streams tried before that are no longer
-// homed on the node but still exist (exists reports that).
+// countLeft counts as moved the streams seen before that are no longer
+// homed on the node but still exist (exists reports that), and remembers
+// those homed there now.
 func (r *drainRun) countLeft(homed []uint64, exists func(uint64) bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	still := make(map[uint64]bool, len(homed))
 	for _, id := range homed {
 		still[id] = true
+		r.see(id)
 	}
-	for id := range r.tried {
+	for id := range r.seen {
 		if !still[id] {
-			delete(r.tried, id)
+			delete(r.seen, id)
 			if exists(id) {
 				r.moved++
 			}
 		}
 	}
+}
+
+func (r *drainRun) see(id uint64) {
+	if r.seen == nil {
+		r.seen = map[uint64]bool{}
+	}
+	r.seen[id] = true
 }
 
 func (r *drainRun) finish(err error) {

@@ -30,3 +30,17 @@ func TestDrainCountsAMoveWhoseAnswerWasLost(t *testing.T) {
 		t.Fatalf("moved %d after another pass, want 4: each stream counts once", r.moved)
 	}
 }
+
+// TestDrainCountsAStreamMovedByAnother: a stream found on the node by one
+// pass and gone from it by the next counts as moved, though this drain
+// never asked for its move (a client's request revived it elsewhere).
+func TestDrainCountsAStreamMovedByAnother(t *testing.T) {
+	var r drainRun
+	exists := func(uint64) bool { return true }
+	r.countLeft([]uint64{1, 2}, exists)
+	r.recordMove(1, nil)
+	r.countLeft(nil, exists)
+	if r.moved != 2 {
+		t.Fatalf("moved %d, want 2: 1 by this drain, 2 by another", r.moved)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,14 +200,23 @@ func (n *Node) DrainProgress(id domain.NodeID) DrainProgress {
 	n.drains.mu.Lock()
 	run := n.drains.runs[id]
 	n.drains.mu.Unlock()
+	var seen []uint64
 	if run != nil {
 		run.mu.Lock()
 		p.Moved, p.Running, p.FailedMoves, p.LastError = run.moved, !run.finished, run.failed, run.lastErr
+		seen = slices.Collect(maps.Keys(run.seen))
 		run.mu.Unlock()
 	}
 	// The view after the run's state: a run that ends in between shows
-	// its last streams moved, never "stopped" with streams left.
+	// its last streams moved, never "stopped" with streams left; a stream
+	// seen on the node and gone from it in this view counts as moved, so
+	// Moved and Remaining add up at every moment.
 	v := n.plane.View()
+	for _, sid := range seen {
+		if st, ok := v.Stream(sid); ok && st.Owner != id {
+			p.Moved++
+		}
+	}
 	if reg, ok := v.Node(id); ok {
 		p.Slots, p.Remaining = reg.Slots, int(reg.Assigned)
 	}

@@ -54,6 +54,26 @@ func (p *process) wantLocal(t *testing.T, id uint64, want bool) {
 	}
 }
 
+// createInMeta creates stream name, open by p in the metadata only.
+func (p *process) createInMeta(t *testing.T, name string, meta []byte) uint64 {
+	t.Helper()
+	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: name, Open: true, Meta: meta})
+	if err != nil || !r.OK() {
+		t.Fatal(r, err)
+	}
+	return r.Value
+}
+
+// releaseAfter moves the clock by d and releases what is idle, failing
+// the test unless want streams left memory.
+func (p *process) releaseAfter(t *testing.T, clock *testClock, d time.Duration, want int) {
+	t.Helper()
+	clock.advance(d)
+	if n := p.engine.releaseIdle(); n != want {
+		t.Fatalf("released %d streams after %v, want %d", n, d, want)
+	}
+}
+
 func (p *process) upload(t *testing.T) {
 	t.Helper()
 	if _, err := p.engine.Upload(context.Background()); err != nil {
@@ -72,15 +92,9 @@ func TestIdleStreamIsReleasedAndReopens(t *testing.T) {
 	p.appendFirst(t, id, "a", "b")
 	p.upload(t)
 
-	clock.advance(59 * time.Second)
-	if n := p.engine.releaseIdle(); n != 0 {
-		t.Fatalf("released %d streams before the period ended", n)
-	}
+	p.releaseAfter(t, clock, 59*time.Second, 0)
 	p.wantLocal(t, id, true)
-	clock.advance(2 * time.Second)
-	if n := p.engine.releaseIdle(); n != 1 {
-		t.Fatalf("released %d streams, want 1", n)
-	}
+	p.releaseAfter(t, clock, 2*time.Second, 1)
 	p.wantLocal(t, id, false)
 
 	p.mustOpen(t, id)
@@ -98,30 +112,19 @@ func TestIdleReleaseKeepsWhatItCannotRebuild(t *testing.T) {
 	p, clock, _ := startReleasing(t)
 	used := p.create(t, "/idle/used")
 	uncommitted := p.create(t, "/idle/uncommitted")
-	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: "/idle/timed", Open: true,
-		Meta: domain.EncodeStreamConfig(domain.StreamConfig{TTLSec: 3600})})
-	if err != nil || !r.OK() {
-		t.Fatal(r, err)
-	}
-	timed := r.Value
+	timed := p.createInMeta(t, "/idle/timed", domain.EncodeStreamConfig(domain.StreamConfig{TTLSec: 3600}))
 	p.mustOpen(t, timed)
 	p.appendFirst(t, uncommitted, "x")
 
 	clock.advance(30 * time.Second)
 	p.mustOpen(t, used)
-	clock.advance(31 * time.Second)
-	if n := p.engine.releaseIdle(); n != 0 {
-		t.Fatalf("released %d streams, want none", n)
-	}
+	p.releaseAfter(t, clock, 31*time.Second, 0)
 	for _, id := range []uint64{used, uncommitted, timed} {
 		p.wantLocal(t, id, true)
 	}
 
 	p.upload(t)
-	clock.advance(61 * time.Second)
-	if n := p.engine.releaseIdle(); n != 2 {
-		t.Fatalf("released %d streams once idle and committed, want 2", n)
-	}
+	p.releaseAfter(t, clock, 61*time.Second, 2)
 	p.wantLocal(t, used, false)
 	p.wantLocal(t, uncommitted, false)
 	p.wantLocal(t, timed, true)
@@ -142,11 +145,8 @@ func TestReleaseWakesWaitingReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.upload(t)
-	clock.advance(2 * time.Minute)
 	h.s.used.Store(false) // the read above counted as a use
-	if n := p.engine.releaseIdle(); n != 1 {
-		t.Fatalf("released %d streams, want 1", n)
-	}
+	p.releaseAfter(t, clock, 2*time.Minute, 1)
 	select {
 	case <-page.Changed:
 	default:
@@ -178,17 +178,10 @@ func TestHandoffClosesStreamsNotInMemory(t *testing.T) {
 	released := p.create(t, "/idle/handoff-released")
 	p.appendFirst(t, released, "r")
 	p.upload(t)
-	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: "/idle/handoff-created", Open: true})
-	if err != nil || !r.OK() {
-		t.Fatal(r, err)
-	}
-	created := r.Value
+	created := p.createInMeta(t, "/idle/handoff-created", nil)
 	inMemory := p.create(t, "/idle/handoff-in-memory")
-	clock.advance(2 * time.Minute)
-	p.mustOpen(t, inMemory)
-	if n := p.engine.releaseIdle(); n != 1 {
-		t.Fatalf("released %d streams, want 1", n)
-	}
+	p.mustOpen(t, inMemory) // a use: kept in memory
+	p.releaseAfter(t, clock, 2*time.Minute, 1)
 
 	if err := p.engine.CloseAll(context.Background()); err != nil {
 		t.Fatal(err)
@@ -212,17 +205,14 @@ func TestHandoffClosesStreamsNotInMemory(t *testing.T) {
 // writes and no longer holds in memory is not reopened here.
 func TestNoReopenDuringHandoff(t *testing.T) {
 	p, _, _ := startReleasing(t)
-	r, err := p.plane.ProposeOne(context.Background(), &domain.CreateStream{By: p.by, Name: "/idle/late", Open: true})
-	if err != nil || !r.OK() {
-		t.Fatal(r, err)
-	}
+	late := p.createInMeta(t, "/idle/late", nil)
 	p.engine.handoff.Lock()
 	p.engine.handingOff = true
 	p.engine.handoff.Unlock()
-	if _, err := p.engine.Open(context.Background(), r.Value); !errors.Is(err, ErrNotLocal) {
+	if _, err := p.engine.Open(context.Background(), late); !errors.Is(err, ErrNotLocal) {
 		t.Fatalf("open during the handoff: %v, want ErrNotLocal", err)
 	}
-	if _, err := p.engine.byID(r.Value).Append(context.Background(), ports.AppendRequest{Records: records("late")}); err == nil {
+	if _, err := p.engine.byID(late).Append(context.Background(), ports.AppendRequest{Records: records("late")}); err == nil {
 		t.Fatal("an append reached a stream during its handoff")
 	}
 }
@@ -235,10 +225,7 @@ func TestHandoffLeavesWhatItHasNoTimeFor(t *testing.T) {
 	id := p.create(t, "/idle/left-open")
 	p.appendFirst(t, id, "kept")
 	p.upload(t)
-	clock.advance(2 * time.Minute)
-	if n := p.engine.releaseIdle(); n != 1 {
-		t.Fatalf("released %d streams, want 1", n)
-	}
+	p.releaseAfter(t, clock, 2*time.Minute, 1)
 	budget := releasedCloseBudget
 	releasedCloseBudget = -time.Second
 	defer func() { releasedCloseBudget = budget }()

@@ -94,9 +94,7 @@ func TestDeadWALsAfterManyKeptKeysAreCollected(t *testing.T) {
 	ctx := context.Background()
 	old := startProcess(t, log, store, 2, 1)
 	s := old.create(t, "/s")
-	if _, err := old.engine.byID(s).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
-		t.Fatal(err)
-	}
+	old.appendTo(t, s, "a")
 	next := takeOver(t, log, store, 2, 2, old)
 	next.mustOpen(t, s)
 	one := startProcess(t, log, store, 1, 1000)
@@ -125,9 +123,7 @@ func TestDeadWALListingsStopUntilANodeChanges(t *testing.T) {
 	ctx := context.Background()
 	old := startProcess(t, log, store, 1, 1)
 	id := old.create(t, "/s")
-	if _, err := old.engine.byID(id).Append(ctx, ports.AppendRequest{Records: records("a")}); err != nil {
-		t.Fatal(err)
-	}
+	old.appendTo(t, id, "a")
 	counted := &listCounter{ObjectStore: store}
 	next := takeOver(t, log, counted, 1, 2, old)
 	next.mustOpen(t, id)

@@ -219,7 +219,9 @@ func (e *Engine) unpublish(s *stream) {
 // accepted.
 func (e *Engine) Open(ctx context.Context, id uint64) (Handle, error) {
 	if s, ok := e.local(id); ok && s.err() == nil {
-		s.used.Store(true)
+		if !s.used.Load() { // a write only once per idle period: readers of a hot stream share the line
+			s.used.Store(true)
+		}
 		return Handle{e: e, s: s}, nil
 	}
 	// One open per stream at a time; opens of different streams run side by

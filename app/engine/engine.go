@@ -74,8 +74,8 @@ type Config struct {
 	// before the maintenance loop releases it (releaseIdle); zero keeps
 	// every stream in memory while it is open here.
 	ReleaseIdleAfter time.Duration
-	// Released, if set, is told how many streams each maintenance round
-	// released while idle, when any.
+	// Released, if set, is told after each maintenance round how many
+	// streams it released while idle (often none).
 	Released func(n int)
 }
 

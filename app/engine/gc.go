@@ -81,7 +81,7 @@ func (e *Engine) RunMaintenance(ctx context.Context, lease LeaseHolder, uploadEv
 			return
 		case <-maintain.C:
 			e.compactAll(ctx)
-			if n := e.releaseIdle(); n > 0 && e.cfg.Released != nil {
+			if n := e.releaseIdle(); e.cfg.Released != nil {
 				e.cfg.Released(n)
 			}
 			e.maintain(ctx, lease)

@@ -10,7 +10,9 @@ import (
 // the operating system. The Go runtime keeps freed heap for reuse up to
 // twice the live heap, so a node that released a million idle streams
 // would hold their memory for good; after a round that released many it
-// collects and returns the free heap, at most once per returnEvery.
+// collects and returns the free heap, at most once per returnEvery: the
+// rounds after a wave of releases, which release none, return what its
+// last minute left.
 type memoryReturn struct {
 	mu      sync.Mutex
 	pending int

@@ -59,3 +59,19 @@ func TestMemoryReturnAfterALargeLoad(t *testing.T) {
 		t.Fatal("a large view started no return")
 	}
 }
+
+// TestMemoryReturnAfterTheWave: releases left pending when a return ran
+// are returned by a later round that releases nothing, once returnEvery
+// has passed.
+func TestMemoryReturnAfterTheWave(t *testing.T) {
+	var m memoryReturn
+	m.mu.Lock()
+	m.pending, m.last = returnAfter, time.Now().Add(-2*returnEvery) // a wave's tail, the last return long ago
+	m.mu.Unlock()
+	m.released(0)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.running && m.last.Before(time.Now().Add(-returnEvery)) {
+		t.Fatal("a quiet round did not return what the wave left")
+	}
+}

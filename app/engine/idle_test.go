@@ -240,3 +240,27 @@ func TestHandoffLeavesWhatItHasNoTimeFor(t *testing.T) {
 	q.wantReads(t, id, "[kept]")
 	q.retryFirst(t, id, "a retry after the restart")
 }
+
+// TestMaintenanceReportsQuietRounds: the maintenance loop tells Released
+// about rounds that released nothing too, so that what a wave of
+// releases left can be returned once the rounds go quiet.
+func TestMaintenanceReportsQuietRounds(t *testing.T) {
+	p, _, _ := startReleasing(t)
+	quiet := make(chan struct{}, 1)
+	p.engine.cfg.Released = func(n int) {
+		if n == 0 {
+			select {
+			case quiet <- struct{}{}:
+			default:
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.engine.RunMaintenance(ctx, noLease{}, time.Hour, 5*time.Millisecond)
+	select {
+	case <-quiet:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no quiet round was reported")
+	}
+}

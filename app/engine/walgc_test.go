@@ -51,23 +51,15 @@ func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := takeOver(t, log, store, 1, 2, old)
-	collect := func() int {
-		t.Helper()
-		n, err := next.engine.CollectDeadWALs(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := collect(); n != 0 {
+	if n := next.collectDeadWALs(t); n != 0 {
 		t.Fatalf("deleted %d bulks while both streams are still open on the gone process", n)
 	}
 	next.mustOpen(t, s1)
-	if n := collect(); n != 0 {
+	if n := next.collectDeadWALs(t); n != 0 {
 		t.Fatalf("deleted %d bulks while /s2 is still open on the gone process", n)
 	}
 	next.mustOpen(t, s2)
-	if n := collect(); n == 0 {
+	if n := next.collectDeadWALs(t); n == 0 {
 		t.Fatal("deleted no bulks once both streams were recovered")
 	}
 	keys, fences := walKeysAndFences(t, store, domain.WALPrefix(1, 1))
@@ -77,7 +69,7 @@ func TestDeadWALsAreCollectedOnceNoTakeoverNeedsThem(t *testing.T) {
 	if _, err := store.Get(ctx, future, 0, -1); err != nil {
 		t.Fatalf("the WAL of a process not known to be gone was touched: %v", err)
 	}
-	if n := collect(); n != 0 {
+	if n := next.collectDeadWALs(t); n != 0 {
 		t.Fatalf("a second pass deleted %d more", n)
 	}
 	for _, id := range []uint64{s1, s2} {
@@ -127,21 +119,13 @@ func TestDeadWALListingsStopUntilANodeChanges(t *testing.T) {
 	counted := &listCounter{ObjectStore: store}
 	next := takeOver(t, log, counted, 1, 2, old)
 	next.mustOpen(t, id)
-	collect := func() int {
-		t.Helper()
-		n, err := next.engine.CollectDeadWALs(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := collect(); n == 0 {
+	if n := next.collectDeadWALs(t); n == 0 {
 		t.Fatal("deleted no bulks of the gone process once its stream was recovered")
 	}
-	collect() // a round that finds only the fence it knows
+	next.collectDeadWALs(t) // a round that finds only the fence it knows
 	lists := counted.lists.Load()
 	for range 3 {
-		if n := collect(); n != 0 {
+		if n := next.collectDeadWALs(t); n != 0 {
 			t.Fatalf("deleted %d bulks with nothing left to collect", n)
 		}
 	}
@@ -154,16 +138,27 @@ func TestDeadWALListingsStopUntilANodeChanges(t *testing.T) {
 	if err := store.PutIfAbsent(ctx, bulk, []byte("bulk")); err != nil {
 		t.Fatal(err)
 	}
-	if n := collect(); n != 0 {
+	if n := next.collectDeadWALs(t); n != 0 {
 		t.Fatalf("deleted %d bulks before any node changed", n)
 	}
 	if r, err := next.plane.ProposeOne(ctx, &domain.RegisterNode{Node: 3, Epoch: 2, Address: "x", Slots: 1}); err != nil || !r.OK() {
 		t.Fatalf("register: %v %v", r, err)
 	}
-	if n := collect(); n != 1 {
+	if n := next.collectDeadWALs(t); n != 1 {
 		t.Fatalf("deleted %d bulks once node 3 registered again, want its gone process's 1", n)
 	}
 	if _, err := store.Get(ctx, bulk, 0, -1); !errors.Is(err, ports.ErrNotFound) {
 		t.Fatalf("the gone process's bulk is still there: %v", err)
 	}
+}
+
+// collectDeadWALs runs one dead-WAL collection and returns the bulks it
+// deleted.
+func (p *process) collectDeadWALs(t *testing.T) int {
+	t.Helper()
+	n, err := p.engine.CollectDeadWALs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

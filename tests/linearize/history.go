@@ -1,0 +1,168 @@
+package linearize
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// never is the return time of an operation whose result is unknown.
+const never = math.MaxInt64
+
+// History records operations as clients issue and finish them. Safe for
+// concurrent use.
+type History struct {
+	mu  sync.Mutex
+	ops []porcupine.Operation
+	// tick orders every call and return: taken under mu, it is the real
+	// order in which clients saw them.
+	tick int64
+	// ids maps a client to its current porcupine client: a client whose
+	// operation never returns goes on as a new one, so that no two of one
+	// client's operations overlap in the visualisation.
+	ids    map[int]int
+	nextID int
+}
+
+// Call is an operation begun and not yet ended.
+type Call struct {
+	h *History
+	i int
+}
+
+// Stats counts a history's operations.
+type Stats struct {
+	Ops, Pending int
+	// Acked counts appends the server acknowledged (OK or Duplicate).
+	Acked int
+}
+
+// NewHistory returns an empty history.
+func NewHistory() *History { return &History{ids: map[int]int{}} }
+
+// Begin records the call of in by client, a small index per concurrent
+// client, from 0; a client runs one operation at a time.
+func (h *History) Begin(client int, in Input) *Call {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, ok := h.ids[client]
+	if !ok {
+		id = h.newID(client)
+	}
+	h.tick++
+	h.ops = append(h.ops, porcupine.Operation{ClientId: id, Input: in, Call: h.tick, Return: never})
+	return &Call{h: h, i: len(h.ops) - 1}
+}
+
+func (h *History) newID(client int) int {
+	id := h.nextID
+	h.nextID++
+	h.ids[client] = id
+	return id
+}
+
+// End records the operation's output. An Unknown outcome leaves it pending
+// forever.
+func (c *Call) End(out Output) {
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	op := &h.ops[c.i]
+	op.Output = out
+	if out.Outcome == Unknown {
+		for client, id := range h.ids {
+			if id == op.ClientId {
+				h.newID(client)
+			}
+		}
+		return
+	}
+	h.tick++
+	op.Return = h.tick
+}
+
+// operations returns the history so far; a call not ended is pending.
+func (h *History) operations() []porcupine.Operation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ops := make([]porcupine.Operation, len(h.ops))
+	for i, op := range h.ops {
+		if op.Output == nil {
+			op.Output = Output{}
+		}
+		ops[i] = op
+	}
+	return ops
+}
+
+// Stats counts the operations so far.
+func (h *History) Stats() Stats {
+	var s Stats
+	for _, op := range h.operations() {
+		s.Ops++
+		out := op.Output.(Output)
+		switch {
+		case out.Outcome == Unknown:
+			s.Pending++
+		case op.Input.(Input).Kind == Append && (out.Outcome == OK || out.Outcome == Duplicate):
+			s.Acked++
+		}
+	}
+	return s
+}
+
+// Check reports whether the history is linearizable, failing t if it is
+// not or if porcupine could not decide within timeout. A failing history's
+// visualisation is written to an HTML file whose path the failure gives,
+// in $PICOMQ_ARTIFACTS or else the system's temporary directory.
+func (h *History) Check(t testing.TB, timeout time.Duration) bool {
+	t.Helper()
+	res, path, err := h.Linearizable(t.Name(), timeout)
+	switch {
+	case res == porcupine.Ok:
+		return true
+	case res == porcupine.Unknown:
+		t.Errorf("linearizability undecided within %v (%d operations)", timeout, h.Stats().Ops)
+	case err != nil:
+		t.Errorf("history is not linearizable; its visualisation could not be written: %v", err)
+	default:
+		t.Errorf("history is not linearizable: see %s", path)
+	}
+	return false
+}
+
+// Linearizable is Check for callers without a test: it returns the
+// visualisation's path when the history is not linearizable.
+func (h *History) Linearizable(name string, timeout time.Duration) (porcupine.CheckResult, string, error) {
+	res, info := porcupine.CheckOperationsVerbose(Model, h.operations(), timeout)
+	if res != porcupine.Illegal {
+		return res, "", nil
+	}
+	path, err := writeVisualisation(name, info)
+	return res, path, err
+}
+
+func writeVisualisation(name string, info porcupine.LinearizationInfo) (string, error) {
+	dir := os.Getenv("PICOMQ_ARTIFACTS")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+"-*.html")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := porcupine.Visualize(Model, info, f); err != nil {
+		return "", err
+	}
+	return filepath.Clean(f.Name()), nil
+}

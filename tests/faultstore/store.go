@@ -83,8 +83,7 @@ type Store struct {
 	cfg     Config
 	enabled atomic.Bool
 
-	mu  sync.Mutex
-	rng *rand.Rand
+	dice *Dice
 
 	counts [numOps]struct{ calls, failed, ambiguous, delayed atomic.Int64 }
 }
@@ -93,7 +92,7 @@ var _ ports.ObjectStore = (*Store)(nil)
 
 // New wraps inner with the faults of cfg, enabled.
 func New(inner ports.ObjectStore, cfg Config) *Store {
-	s := &Store{inner: inner, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+	s := &Store{inner: inner, cfg: cfg, dice: NewDice(cfg.Seed)}
 	s.enabled.Store(true)
 	return s
 }
@@ -136,64 +135,81 @@ func (s *Store) Total() Counts {
 	return t
 }
 
-// plan is what happens to one call.
-type plan struct {
-	delay     time.Duration
-	fail      bool
-	ambiguous bool
+// Plan is what happens to one call.
+type Plan struct {
+	Delay     time.Duration
+	Fail      bool
+	Ambiguous bool
 }
 
-func (s *Store) draw(op Op) plan {
-	if !s.enabled.Load() {
-		return plan{}
-	}
-	f := s.cfg.faults(op)
+// Dice draws the plans of calls from one seeded sequence. Safe for
+// concurrent use.
+type Dice struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+// NewDice returns dice that draw the same plans for the same seed and calls.
+func NewDice(seed uint64) *Dice {
+	return &Dice{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// Roll draws the plan of one call with faults f.
+func (d *Dice) Roll(f Faults) Plan {
 	// Every call draws the same numbers, so one fault's probability does not
 	// shift the others' sequence.
-	s.mu.Lock()
-	delayed, fail, ambiguous := s.rng.Float64() < f.Delay, s.rng.Float64() < f.Fail, s.rng.Float64() < f.Ambiguous
-	delay := s.rng.Int64N(max(int64(f.MaxDelay), 1)) + 1
-	s.mu.Unlock()
-	p := plan{fail: fail, ambiguous: ambiguous && !fail}
+	d.mu.Lock()
+	delayed, fail, ambiguous := d.rng.Float64() < f.Delay, d.rng.Float64() < f.Fail, d.rng.Float64() < f.Ambiguous
+	delay := d.rng.Int64N(max(int64(f.MaxDelay), 1)) + 1
+	d.mu.Unlock()
+	p := Plan{Fail: fail, Ambiguous: ambiguous && !fail}
 	if delayed && f.MaxDelay > 0 {
-		p.delay = time.Duration(delay)
+		p.Delay = time.Duration(delay)
 	}
+	return p
+}
 
+func (s *Store) draw(op Op) Plan {
+	if !s.enabled.Load() {
+		return Plan{}
+	}
+	p := s.dice.Roll(s.cfg.faults(op))
 	c := &s.counts[op]
 	c.calls.Add(1)
-	if p.delay > 0 {
+	if p.Delay > 0 {
 		c.delayed.Add(1)
 	}
-	if p.fail {
+	if p.Fail {
 		c.failed.Add(1)
 	}
-	if p.ambiguous {
+	if p.Ambiguous {
 		c.ambiguous.Add(1)
 	}
 	return p
 }
 
-// before applies a plan's delay and failure; a non-nil error ends the call.
-func (p plan) before(ctx context.Context, op Op, key string) error {
-	if p.delay > 0 {
-		t := time.NewTimer(p.delay)
+// Before applies a plan's delay and failure to the call what; a non-nil
+// error ends the call.
+func (p Plan) Before(ctx context.Context, what string) error {
+	if p.Delay > 0 {
+		t := time.NewTimer(p.Delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("faultstore: %s %s: %w", op, key, ctx.Err())
+			return fmt.Errorf("faultstore: %s: %w", what, ctx.Err())
 		case <-t.C:
 		}
 	}
-	if p.fail {
-		return fmt.Errorf("%w: %s %s failed", ErrInjected, op, key)
+	if p.Fail {
+		return fmt.Errorf("%w: %s failed", ErrInjected, what)
 	}
 	return nil
 }
 
-// after turns the result of a performed call into the caller's.
-func (p plan) after(op Op, key string, err error) error {
-	if p.ambiguous {
-		return fmt.Errorf("%w: %s %s done, reported failed", ErrInjected, op, key)
+// After turns the result of a performed call into the caller's.
+func (p Plan) After(what string, err error) error {
+	if p.Ambiguous {
+		return fmt.Errorf("%w: %s done, reported failed", ErrInjected, what)
 	}
 	return err
 }
@@ -201,29 +217,29 @@ func (p plan) after(op Op, key string, err error) error {
 // Put implements ports.ObjectStore.
 func (s *Store) Put(ctx context.Context, key string, body []byte) error {
 	p := s.draw(OpPut)
-	if err := p.before(ctx, OpPut, key); err != nil {
+	if err := p.Before(ctx, OpPut.String()+" "+key); err != nil {
 		return err
 	}
-	return p.after(OpPut, key, s.inner.Put(ctx, key, body))
+	return p.After(OpPut.String()+" "+key, s.inner.Put(ctx, key, body))
 }
 
 // PutIfAbsent implements ports.ObjectStore.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) error {
 	p := s.draw(OpPutIfAbsent)
-	if err := p.before(ctx, OpPutIfAbsent, key); err != nil {
+	if err := p.Before(ctx, OpPutIfAbsent.String()+" "+key); err != nil {
 		return err
 	}
-	return p.after(OpPutIfAbsent, key, s.inner.PutIfAbsent(ctx, key, body))
+	return p.After(OpPutIfAbsent.String()+" "+key, s.inner.PutIfAbsent(ctx, key, body))
 }
 
 // Get implements ports.ObjectStore.
 func (s *Store) Get(ctx context.Context, key string, off, length int64) ([]byte, error) {
 	p := s.draw(OpGet)
-	if err := p.before(ctx, OpGet, key); err != nil {
+	if err := p.Before(ctx, OpGet.String()+" "+key); err != nil {
 		return nil, err
 	}
 	body, err := s.inner.Get(ctx, key, off, length)
-	if err = p.after(OpGet, key, err); err != nil {
+	if err = p.After(OpGet.String()+" "+key, err); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -232,11 +248,11 @@ func (s *Store) Get(ctx context.Context, key string, off, length int64) ([]byte,
 // List implements ports.ObjectStore.
 func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]ports.ObjectInfo, error) {
 	p := s.draw(OpList)
-	if err := p.before(ctx, OpList, prefix); err != nil {
+	if err := p.Before(ctx, OpList.String()+" "+prefix); err != nil {
 		return nil, err
 	}
 	infos, err := s.inner.List(ctx, prefix, after, limit)
-	if err = p.after(OpList, prefix, err); err != nil {
+	if err = p.After(OpList.String()+" "+prefix, err); err != nil {
 		return nil, err
 	}
 	return infos, nil
@@ -249,15 +265,15 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]po
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	p := s.draw(OpDelete)
 	what := strings.Join(keys, ",")
-	if err := p.before(ctx, OpDelete, what); err != nil {
+	if err := p.Before(ctx, OpDelete.String()+" "+what); err != nil {
 		return err
 	}
-	if p.ambiguous && len(keys) > 1 {
+	if p.Ambiguous && len(keys) > 1 {
 		var part []string
 		for i := 1; i < len(keys); i += 2 {
 			part = append(part, keys[i])
 		}
 		keys = part
 	}
-	return p.after(OpDelete, what, s.inner.Delete(ctx, keys...))
+	return p.After(OpDelete.String()+" "+what, s.inner.Delete(ctx, keys...))
 }

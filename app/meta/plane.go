@@ -189,6 +189,17 @@ func (p *Plane) WaitFor(ctx context.Context, index uint64) error {
 	}
 }
 
+// CatchUp waits until the view holds every row the log held when it was
+// called: what the view then lacks (a stream another node just created)
+// was not there.
+func (p *Plane) CatchUp(ctx context.Context) error {
+	last, err := p.log.LastIndex(ctx)
+	if err != nil {
+		return err
+	}
+	return p.WaitFor(ctx, last)
+}
+
 // Health returns nil while the plane applies the log and accepts proposals,
 // or the reason it cannot (halted or closed).
 func (p *Plane) Health() error {

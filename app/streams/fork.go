@@ -11,7 +11,7 @@ import (
 
 // Fork creates a stream forked from another; see ports.Streams.
 func (s *Service) Fork(ctx context.Context, name string, req ports.ForkRequest) (ports.StreamInfo, bool, error) {
-	src, err := s.forkSource(req.Source)
+	src, err := s.forkSource(ctx, req.Source)
 	if err != nil {
 		return ports.StreamInfo{}, false, err
 	}
@@ -23,7 +23,7 @@ func (s *Service) Fork(ctx context.Context, name string, req ports.ForkRequest) 
 		return ports.StreamInfo{}, false, err
 	}
 	for range 3 { // a lost race for the name is settled by reading the winner
-		if st, err := s.touch(name); err == nil {
+		if st, err := s.touch(ctx, name); err == nil {
 			info, err := s.existingFork(ctx, st, src, cfg, req.Close)
 			return info, false, err
 		} else if !errors.Is(err, ports.ErrStreamNotFound) {
@@ -41,8 +41,8 @@ var errNameTaken = errors.New("name taken")
 
 // forkSource finds the stream to fork: missing or expired is not found, a
 // soft-deleted one a conflict.
-func (s *Service) forkSource(name string) (stream, error) {
-	src, err := s.lookup(name)
+func (s *Service) forkSource(ctx context.Context, name string) (stream, error) {
+	src, err := s.lookup(ctx, name)
 	switch {
 	case errors.Is(err, ports.ErrStreamGone):
 		return stream{}, ports.Errorf(ports.ErrStreamConflict, "fork source %s is deleted", name)

@@ -40,8 +40,20 @@ type process struct {
 
 func start(t *testing.T, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, c *clock) *process {
 	t.Helper()
+	return startPlane(t, meta.Config{Log: log, PollInterval: 5 * time.Millisecond}, store, node, c)
+}
+
+// startLagging is start on a view that learns of others' rows only when
+// it polls, every 200 ms: it gets no notifications.
+func startLagging(t *testing.T, log ports.MetaLog, store ports.ObjectStore, node domain.NodeID, c *clock) *process {
+	t.Helper()
+	return startPlane(t, meta.Config{Log: struct{ ports.MetaLog }{log}, PollInterval: 200 * time.Millisecond}, store, node, c)
+}
+
+func startPlane(t *testing.T, pc meta.Config, store ports.ObjectStore, node domain.NodeID, c *clock) *process {
+	t.Helper()
 	ctx := context.Background()
-	plane, err := meta.Open(ctx, meta.Config{Log: log, PollInterval: 5 * time.Millisecond})
+	plane, err := meta.Open(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (s *Service) ReadTail(ctx context.Context, name string) (ports.ReadResult, 
 
 // read reads from offset from, or with atTail at the tail as found.
 func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.ReadLimits, atTail bool) (ports.ReadResult, error) {
-	st, err := s.touch(name)
+	st, err := s.touch(ctx, name)
 	if err != nil {
 		return ports.ReadResult{}, err
 	}
@@ -107,7 +107,7 @@ func bodyBytes(recs []domain.Record) int {
 
 // Head returns a stream's info with live offsets; see ports.Streams.
 func (s *Service) Head(ctx context.Context, name string) (ports.StreamInfo, error) {
-	st, err := s.lookup(name)
+	st, err := s.lookup(ctx, name)
 	if err != nil {
 		return ports.StreamInfo{}, err
 	}

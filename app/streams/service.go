@@ -132,7 +132,19 @@ type stream struct {
 
 // lookup finds a live stream by name; an expired one counts as gone (the
 // retention sweep deletes it).
-func (s *Service) lookup(name string) (stream, error) {
+func (s *Service) lookup(ctx context.Context, name string) (stream, error) {
+	st, err := s.find(name)
+	if !errors.Is(err, ports.ErrStreamNotFound) {
+		return st, err
+	}
+	if err := s.cfg.Plane.CatchUp(ctx); err != nil {
+		return stream{}, ports.Errorf(ports.ErrUnavailable, "confirming that %s does not exist: %v", name, err)
+	}
+	return s.find(name)
+}
+
+// find looks name up in the view as it is.
+func (s *Service) find(name string) (stream, error) {
 	v := s.cfg.Plane.View()
 	st, ok := v.StreamByName(name)
 	if !ok {
@@ -162,8 +174,8 @@ func (s *Service) live(st *domain.Stream) (stream, error) {
 
 // touch looks a stream up for a read or write: the access renews its idle
 // TTL.
-func (s *Service) touch(name string) (stream, error) {
-	st, err := s.lookup(name)
+func (s *Service) touch(ctx context.Context, name string) (stream, error) {
+	st, err := s.lookup(ctx, name)
 	if err == nil && st.cfg.IdleTTLSec > 0 {
 		s.access.touch(st.ID, s.cfg.Now().UnixMilli())
 	}

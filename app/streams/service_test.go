@@ -318,7 +318,7 @@ func TestRoutingAndRevivalAcrossNodes(t *testing.T) {
 	if !errors.As(err, &re) || re.Address != "http://node1" {
 		t.Fatalf("append on a non-owner: %v, want a redirect", err)
 	}
-	st, _ := a.svc.lookup("/s")
+	st, _ := a.svc.find("/s")
 	if err := a.engine.Close(ctx, st.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -747,5 +747,23 @@ func TestAnswersDecidedPastTheTenureAreUnavailable(t *testing.T) {
 	p.svc.cfg.Serving = tenureEnds(1)
 	if _, err := p.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("a")}); err != nil {
 		t.Fatalf("a durable append past the tenure: %v, want its acknowledgement", err)
+	}
+}
+
+// TestANameMissingFromALaggingViewIsLookedUpInTheLog: a stream another
+// node has just created is not "not found" here because this node's view
+// has not applied the creation yet.
+func TestANameMissingFromALaggingViewIsLookedUpInTheLog(t *testing.T) {
+	log, store, c := memlogAndStore()
+	a := start(t, log, store, 1, c)
+	b := startLagging(t, log, store, 2, c)
+	mustCreate(t, a, "/s")
+	_, err := b.svc.Append(context.Background(), "/s", ports.AppendRequest{Records: recs("x")})
+	var re *ports.RedirectError
+	if !errors.As(err, &re) || re.Address != "http://node1" {
+		t.Fatalf("append on a node whose view lags the create: %v, want a redirect to node 1", err)
+	}
+	if _, err := b.svc.Head(context.Background(), "/missing"); !errors.Is(err, ports.ErrStreamNotFound) {
+		t.Fatalf("head of a stream nobody created: %v, want not found", err)
 	}
 }

@@ -25,7 +25,7 @@ import (
 // (the retry of a transfer whose close failed). Appends during the
 // transfer wait for the close, then go to the target.
 func (s *Service) Transfer(ctx context.Context, name string, to domain.NodeID) error {
-	st, err := s.lookup(name)
+	st, err := s.lookup(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -21,15 +21,17 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	}
 	content := len(initial) > 0 || close
 	for range 3 { // a lost race for the name is settled by reading the winner
-		if st, err := s.touch(name); err == nil {
-			if filled, err := s.fillPlaced(ctx, st, cfg, initial, close); filled || err != nil {
-				return s.headAfter(ctx, st, err)
+		if st, err := s.touch(ctx, name); err == nil {
+			info, created, err := s.createExisting(ctx, st, cfg, initial, close)
+			if errors.Is(err, ports.ErrStreamNotFound) {
+				// The view showed a stream deleted since: catch up and
+				// create it.
+				if err := s.cfg.Plane.CatchUp(ctx); err != nil {
+					return ports.StreamInfo{}, false, ports.Errorf(ports.ErrUnavailable, "creating %s: %v", name, err)
+				}
+				continue
 			}
-			info, err := s.existing(ctx, st, cfg, close)
-			if err == nil && st.ForkOf != 0 {
-				err = conflict(info, "stream exists as a fork")
-			}
-			return info, false, err
+			return info, created, err
 		} else if !errors.Is(err, ports.ErrStreamNotFound) {
 			return ports.StreamInfo{}, false, goneIsConflict(err)
 		}
@@ -54,6 +56,19 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 		}
 	}
 	return ports.StreamInfo{}, false, ports.Errorf(ports.ErrUnavailable, "stream %s is being created and deleted concurrently", name)
+}
+
+// createExisting answers a create of name, found in the view as st: it
+// fills a stream placed here but not yet populated, or answers as existing.
+func (s *Service) createExisting(ctx context.Context, st stream, cfg domain.StreamConfig, initial []domain.Record, close bool) (ports.StreamInfo, bool, error) {
+	if filled, err := s.fillPlaced(ctx, st, cfg, initial, close); filled || err != nil {
+		return s.headAfter(ctx, st, err)
+	}
+	info, err := s.existing(ctx, st, cfg, close)
+	if err == nil && st.ForkOf != 0 {
+		err = conflict(info, "stream exists as a fork")
+	}
+	return info, false, err
 }
 
 // existing answers a create of a stream that exists: equal config is
@@ -134,7 +149,7 @@ func (s *Service) created(name string, id uint64) (stream, error) {
 
 // Append writes records; see ports.Streams.
 func (s *Service) Append(ctx context.Context, name string, req ports.AppendRequest) (ports.AppendResult, error) {
-	st, err := s.touch(name)
+	st, err := s.touch(ctx, name)
 	if err != nil {
 		return ports.AppendResult{}, err
 	}
@@ -152,7 +167,7 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 
 // Trim drops records below seq; see ports.Streams.
 func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, error) {
-	st, err := s.touch(name)
+	st, err := s.touch(ctx, name)
 	if err != nil {
 		return 0, err
 	}
@@ -166,7 +181,7 @@ func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, er
 
 // Delete removes a stream; see ports.Streams.
 func (s *Service) Delete(ctx context.Context, name string) error {
-	st, err := s.lookup(name)
+	st, err := s.lookup(ctx, name)
 	if err != nil {
 		return err
 	}

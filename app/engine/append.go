@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/picomq/pico/app/broken"
 	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -40,13 +41,18 @@ func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.Appe
 	}
 	res, err := ports.AppendOutcome(req, v, nil)
 	if err != nil {
+		// A refusal judged records or a seal that may still be in flight:
+		// it is the answer only once they are durable.
+		if werr := e.awaitJudged(ctx, s, v, v.Tail); werr != nil {
+			return ports.AppendResult{}, werr
+		}
 		return res, err
 	}
 	if res.Duplicate || done == nil {
 		// A repeat's original (or the records before a bare seal) may
 		// still be in flight: answer once they are durable.
-		err = e.waitOriginal(ctx, s, res.Next)
-	} else {
+		err = e.awaitJudged(ctx, s, v, res.Next)
+	} else if !broken.AckEarly() {
 		err = e.awaitDurable(done)
 	}
 	if err == nil && req.Close && !res.Duplicate {
@@ -69,13 +75,15 @@ func (e *Engine) awaitDurable(done <-chan error) error {
 	}
 }
 
-// waitOriginal waits until offsets below off are durable, for at most
-// AppendTimeout.
-func (e *Engine) waitOriginal(ctx context.Context, s *stream, off uint64) error {
+// awaitJudged waits, for at most AppendTimeout, until what verdict v was
+// judged on is durable: the offsets below off and, when v saw the stream
+// sealed, the seal's record in the metadata. An answer given earlier could
+// be undone by the failure of what it saw.
+func (e *Engine) awaitJudged(ctx context.Context, s *stream, v domain.Verdict, off uint64) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.cfg.AppendTimeout,
-		fmt.Errorf("%w after %v: the records it repeats are not stored yet", ErrNotDurable, e.cfg.AppendTimeout))
+		fmt.Errorf("%w after %v: the records or seal it was judged on are not stored yet", ErrNotDurable, e.cfg.AppendTimeout))
 	defer cancel()
-	err := s.waitConfirmed(ctx, off)
+	err := s.waitDurable(ctx, off, v.Closed && v.Outcome != domain.Accepted)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return context.Cause(ctx)
 	}
@@ -143,14 +151,15 @@ func (s *stream) err() error {
 	return s.failed
 }
 
-// waitConfirmed waits until offsets below off are durable.
-func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
+// waitDurable waits until offsets below off are durable and, if seal, the
+// stream's seal is recorded.
+func (s *stream) waitDurable(ctx context.Context, off uint64, seal bool) error {
 	for {
 		s.mu.Lock()
-		confirmed, changed, failed := s.confirmed, s.changedLocked(), s.failed
+		confirmed, recorded, changed, failed := s.confirmed, s.sealRecorded, s.changedLocked(), s.failed
 		s.mu.Unlock()
 		switch {
-		case confirmed >= off:
+		case confirmed >= off && (recorded || !seal):
 			return nil
 		case failed != nil:
 			return failed
@@ -259,6 +268,14 @@ func (e *Engine) recordSeal(ctx context.Context, s *stream) error {
 			return fmt.Errorf("%w: seal stream %d: %s", ErrFenced, s.id, r)
 		}
 	}
-	s.wake()
+	s.mu.Lock()
+	s.sealRecorded = true
+	s.notifyLocked()
+	s.mu.Unlock()
 	return nil
+}
+
+// waitConfirmed waits until offsets below off are durable.
+func (s *stream) waitConfirmed(ctx context.Context, off uint64) error {
+	return s.waitDurable(ctx, off, false)
 }

@@ -106,3 +106,36 @@ func submitDurable(t *testing.T, p *process, s *stream, seal bool) domain.Verdic
 	}
 	return res
 }
+
+// TestRefusalsWaitForWhatTheyJudged: while a closing append's bulk is not
+// stored, a later append is refused neither as closed nor as a failed
+// match: that would be an answer from state the failure of that bulk
+// undoes. Once the seal is recorded, the refusal comes at once.
+func TestRefusalsWaitForWhatTheyJudged(t *testing.T) {
+	store := &slowStore{ObjectStore: memstore.New()}
+	p := startProcess(t, memlog.New(), store, 1, 1)
+	id := p.create(t, "/s")
+	hold, done := make(chan struct{}), make(chan error, 1)
+	store.hold = hold
+	go func() {
+		_, err := p.engine.byID(id).Append(context.Background(), ports.AppendRequest{Records: records("x"), Close: true})
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	zero := uint64(0)
+	for _, req := range []ports.AppendRequest{{Records: records("y")}, {Records: records("y"), MatchNext: &zero}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_, err := p.engine.byID(id).Append(ctx, req)
+		cancel()
+		if errors.Is(err, ports.ErrStreamClosed) || errors.Is(err, ports.ErrMatchFailed) || err == nil {
+			t.Fatalf("append while the close is not stored: %v, want no answer yet", err)
+		}
+	}
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatalf("the closing append: %v", err)
+	}
+	if _, err := p.engine.byID(id).Append(context.Background(), ports.AppendRequest{Records: records("y")}); !errors.Is(err, ports.ErrStreamClosed) {
+		t.Fatalf("append once the seal is recorded: %v, want closed", err)
+	}
+}

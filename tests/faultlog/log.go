@@ -60,6 +60,9 @@ func (l *Log) SetEnabled(on bool) { l.enabled.Store(on) }
 // SetCut cuts the log off (every call fails with ErrCut) or restores it.
 func (l *Log) SetCut(cut bool) { l.cut.Store(cut) }
 
+// Cut reports whether the log is cut off.
+func (l *Log) Cut() bool { return l.cut.Load() }
+
 // Counts returns the faults injected so far.
 func (l *Log) Counts() Counts {
 	return Counts{Calls: l.calls.Load(), Failed: l.failed.Load(), Ambiguous: l.ambiguous.Load(),

@@ -1,6 +1,7 @@
 package linearize
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -88,15 +89,22 @@ func (c *Call) End(out Output) {
 }
 
 // operations returns the history so far; a call not ended is pending.
-func (h *History) operations() []porcupine.Operation {
+// Without observations, a pending one that cannot change the stream (a
+// read, a head) constrains nothing and is left out, as it would only slow
+// the search.
+func (h *History) operations(observations bool) []porcupine.Operation {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ops := make([]porcupine.Operation, len(h.ops))
-	for i, op := range h.ops {
+	ops := make([]porcupine.Operation, 0, len(h.ops))
+	for _, op := range h.ops {
 		if op.Output == nil {
 			op.Output = Output{}
 		}
-		ops[i] = op
+		kind := op.Input.(Input).Kind
+		if !observations && op.Output.(Output).Outcome == Unknown && (kind == Read || kind == Head) {
+			continue
+		}
+		ops = append(ops, op)
 	}
 	return ops
 }
@@ -104,7 +112,7 @@ func (h *History) operations() []porcupine.Operation {
 // Stats counts the operations so far.
 func (h *History) Stats() Stats {
 	var s Stats
-	for _, op := range h.operations() {
+	for _, op := range h.operations(true) {
 		s.Ops++
 		out := op.Output.(Output)
 		switch {
@@ -140,7 +148,7 @@ func (h *History) Check(t testing.TB, timeout time.Duration) bool {
 // Linearizable is Check for callers without a test: it returns the
 // visualisation's path when the history is not linearizable.
 func (h *History) Linearizable(name string, timeout time.Duration) (porcupine.CheckResult, string, error) {
-	res, info := porcupine.CheckOperationsVerbose(Model, h.operations(), timeout)
+	res, info := porcupine.CheckOperationsVerbose(Model, h.operations(false), timeout)
 	if res != porcupine.Illegal {
 		return res, "", nil
 	}
@@ -165,4 +173,19 @@ func writeVisualisation(name string, info porcupine.LinearizationInfo) (string, 
 		return "", err
 	}
 	return filepath.Clean(f.Name()), nil
+}
+
+// String lists the operations in call order, one per line, for a failure
+// message beside the visualisation.
+func (h *History) String() string {
+	var b strings.Builder
+	for _, op := range h.operations(true) {
+		in, out := op.Input.(Input), op.Output.(Output)
+		ret := fmt.Sprint(op.Return)
+		if op.Return == never {
+			ret = "never"
+		}
+		fmt.Fprintf(&b, "client %d [%d, %s] %s %s → %s\n", op.ClientId, op.Call, ret, in.Stream, in, out.describe(in.Kind))
+	}
+	return b.String()
 }

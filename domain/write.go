@@ -108,8 +108,10 @@ func (v Verdict) Written() bool { return v.Outcome == Accepted }
 //
 // The order is the rules': closure comes before the request's own faults;
 // then the producer stamp, so that a producer's retry is a duplicate
-// whatever else holds; then closure again (a close of a closed stream is
-// idempotent when its condition holds), the match and the writer sequence.
+// whatever else holds; then closure again, the match and the writer
+// sequence. A close without records of a closed stream is idempotent
+// when its condition holds and it is not another producer's request
+// (mayRepeatClose); every other request on a closed stream is refused.
 func (w *WriteState) Decide(req WriteRequest, unfit bool, nowMs int64) Verdict {
 	v := Verdict{Tail: w.Next, Closed: w.Sealed}
 	if unfit {
@@ -123,7 +125,7 @@ func (w *WriteState) Decide(req WriteRequest, unfit bool, nowMs int64) Verdict {
 	}
 	matched := req.MatchNext == nil || *req.MatchNext == w.Next
 	switch {
-	case w.Sealed && req.Close && len(req.Records) == 0 && matched:
+	case w.Sealed && req.Close && len(req.Records) == 0 && matched && (req.Producer == nil || w.mayRepeatClose(req.Producer)):
 		return w.accept(v, req, nowMs)
 	case w.Sealed:
 		return w.refuse(v, StreamClosed)
@@ -165,13 +167,25 @@ func (w *WriteState) judgeProducer(p *ProducerStamp, v *Verdict) (out Outcome, d
 		return StaleEpoch, true
 	case p.Seq <= cur.Seq:
 		v.First, v.Next, v.ProducerSeq = cur.First, cur.Next, cur.Seq
-		v.RepeatsClose = w.Sealed && (!w.Closer.Known || w.Closer.RepeatedBy(p))
+		v.RepeatsClose = w.Sealed && w.mayRepeatClose(p)
 		return Duplicate, true
 	case p.Seq > cur.Seq+1:
 		v.Expected, v.Received = cur.Seq+1, p.Seq
 		return ProducerGap, true
 	}
 	return Accepted, false
+}
+
+// mayRepeatClose reports whether a request stamped p may be the retry of
+// the one that sealed the stream: it is that one, or that one is not known
+// (a seal recorded without naming its request). A stamped close without
+// records is then a close again; any other producer, epoch or sequence is
+// refused as closed, so that no producer is told a close it did not make
+// was its own. The retry of the closer counts even when its producer state
+// is gone: a close without records leaves no frame to carry that state, and
+// a takeover restores only what frames carried.
+func (w *WriteState) mayRepeatClose(p *ProducerStamp) bool {
+	return !w.Closer.Known || w.Closer.RepeatedBy(p)
 }
 
 // accept is the verdict that writes req: its records get the next offsets

@@ -113,8 +113,12 @@ func (m *writeModel) judge(req WriteRequest, unfit bool, now int64) Verdict {
 		}
 	}
 	matched := req.MatchNext == nil || *req.MatchNext == tail
-	// A closed stream takes only a close again, whose condition holds.
-	reclose := sealed && req.Close && len(req.Records) == 0 && matched
+	// A closed stream takes only a close again, whose condition holds, and
+	// which carries no producer stamp or the closer's, when that is known.
+	c, named := m.closer()
+	named = named && !m.legacySeal
+	closer := req.Producer == nil || !named || (c.req.Producer != nil && *c.req.Producer == *req.Producer)
+	reclose := sealed && req.Close && len(req.Records) == 0 && matched && closer
 	if sealed && !reclose {
 		return refused(StreamClosed)
 	}
@@ -269,4 +273,90 @@ func (m *writeModel) String() string {
 		s += "\n  " + describeWrite(a.req)
 	}
 	return s
+}
+
+// A closed stream takes a close without records again only from a request
+// without a producer stamp or from the one that closed it: a close stamped
+// by another producer, epoch or sequence is refused as closed (Durable
+// Streams §5.2.1), and changes nothing.
+func TestClosingAClosedStreamAgain(t *testing.T) {
+	stamp := func(id string, epoch, seq uint64) *ProducerStamp {
+		return &ProducerStamp{ID: id, Epoch: epoch, Seq: seq}
+	}
+	one := []Record{{Body: []byte("x")}}
+	for _, tc := range []struct {
+		name  string
+		close WriteRequest // the request that closes the stream
+		again []WriteRequest
+		want  []Outcome
+	}{
+		{
+			name:  "closed by a producer's append",
+			close: WriteRequest{Records: one, Producer: stamp("p", 1, 0), Close: true},
+			again: []WriteRequest{
+				{Close: true, Producer: stamp("q", 0, 0)}, // another producer
+				{Close: true, Producer: stamp("p", 1, 1)}, // the closer's next sequence
+				{Close: true, Producer: stamp("p", 2, 0)}, // the closer's next epoch
+				{Close: true, Producer: stamp("p", 1, 0)}, // the close again: its retry
+				{Close: true}, // no producer
+			},
+			want: []Outcome{StreamClosed, StreamClosed, StreamClosed, Duplicate, Accepted},
+		},
+		{
+			name:  "closed by a producer's close without records",
+			close: WriteRequest{Producer: stamp("p", 0, 0), Close: true},
+			again: []WriteRequest{
+				{Close: true, Producer: stamp("q", 0, 0)},
+				{Close: true, Producer: stamp("p", 0, 1)},
+				{Close: true, Producer: stamp("p", 0, 0)},
+				{Close: true},
+			},
+			want: []Outcome{StreamClosed, StreamClosed, Duplicate, Accepted},
+		},
+		{
+			name:  "closed without a producer",
+			close: WriteRequest{Close: true},
+			again: []WriteRequest{
+				{Close: true, Producer: stamp("q", 0, 0)},
+				{Close: true},
+			},
+			want: []Outcome{StreamClosed, Accepted},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := WriteState{}
+			if v := w.Decide(tc.close, false, 5); v.Outcome != Accepted {
+				t.Fatalf("close: %+v", v)
+			}
+			w.Accept(tc.close, w.Decide(tc.close, false, 5))
+			for i, req := range tc.again {
+				before := cloneWriteState(w)
+				v := w.Decide(req, false, 6)
+				w.Accept(req, v)
+				if v.Outcome != tc.want[i] || !v.Closed {
+					t.Errorf("%s: %+v, want %v on a closed stream", describeWrite(req), v, tc.want[i])
+				}
+				if v.Outcome == StreamClosed && !reflect.DeepEqual(w, before) {
+					t.Errorf("%s: refused, yet the state changed to %+v", describeWrite(req), w)
+				}
+				if v.Outcome == Duplicate && !v.RepeatsClose {
+					t.Errorf("%s: a duplicate that does not repeat the close: %+v", describeWrite(req), v)
+				}
+			}
+		})
+	}
+	// A seal that named no request (recorded before seals named theirs)
+	// takes any close again: it may be the close's retry, whose producer
+	// state a close without records does not make durable.
+	w := WriteState{Sealed: true}
+	if v := w.Decide(WriteRequest{Close: true, Producer: stamp("q", 0, 0)}, false, 5); v.Outcome != Accepted {
+		t.Errorf("a stamped close of a stream sealed by an unnamed request: %+v", v)
+	}
+	// The closer's retry is its close also once its producer state is
+	// gone (a takeover restores only what frames carried).
+	w = WriteState{Sealed: true, Closer: Closer{Known: true, Producer: stamp("p", 0, 3)},
+		Producers: map[string]ProducerState{"p": {ID: "p", Epoch: 0, Seq: 2}}}
+	if v := w.Decide(WriteRequest{Close: true, Producer: stamp("p", 0, 3)}, false, 5); v.Outcome != Accepted || !v.Closed {
+		t.Errorf("the closer's retry after a takeover: %+v", v)
+	}
 }

@@ -250,6 +250,41 @@ func TestProducerRetryAfterAnotherClose(t *testing.T) {
 	h.wantClosedFor(1, [3]string{"p", "1", "0"}, [3]string{"p", "0", "0"}, [3]string{"p", "1", "7"})
 }
 
+// TestProducerCloseOnlyOfAClosedStream: once the stream is closed, a
+// close without data is 204 only without producer headers or from the
+// request that closed it; any other producer, epoch or sequence gets 409
+// closed (§5.2.1), echoing no producer state of its own.
+func TestProducerCloseOnlyOfAClosedStream(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		closeBy [3]string // the closing request's tuple; none without an id
+	}{
+		{"closed by a producer", [3]string{"p", "0", "0"}},
+		{"closed without a producer", [3]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.create("/s", "Content-Type", "text/plain")
+			if id := tc.closeBy[0]; id != "" {
+				handlertest.WantStatus(t, h.producer(id, tc.closeBy[1], tc.closeBy[2], "", "Stream-Closed", "true"), http.StatusNoContent)
+			} else {
+				h.closeStream("/s")
+			}
+			for _, tuple := range [][3]string{{"q", "0", "0"}, {"p", "0", "1"}, {"p", "1", "0"}} {
+				rec := h.producer(tuple[0], tuple[1], tuple[2], "", "Stream-Closed", "true")
+				handlertest.WantStatus(t, rec, http.StatusConflict)
+				handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Stream-Next-Offset", off(0), "Producer-Seq", "")
+			}
+			if id := tc.closeBy[0]; id != "" {
+				rec := h.producer(id, tc.closeBy[1], tc.closeBy[2], "", "Stream-Closed", "true")
+				handlertest.WantStatus(t, rec, http.StatusNoContent)
+				handlertest.WantHeaders(t, rec, "Stream-Closed", "true", "Producer-Epoch", tc.closeBy[1], "Producer-Seq", tc.closeBy[2])
+			}
+			handlertest.WantStatus(t, h.do(http.MethodPost, "/s", nil, "Stream-Closed", "true"), http.StatusNoContent)
+		})
+	}
+}
+
 // TestProducerCloseOnly: a close without data is validated like an append
 // and answers 204.
 func TestProducerCloseOnly(t *testing.T) {

@@ -38,7 +38,8 @@
 // Stream-Closed) before its stamp is judged, unless it repeats the request
 // that closed the stream (§5.2.1): a stale epoch, a gap, and a duplicate
 // of another request all get 409, read off the write rules' verdict
-// (closedFirst). Pico answers by the verdict as it comes, producer first,
+// (closedFirst), and so does a close without data stamped by any other
+// producer, epoch or sequence, which the write rules refuse themselves. Pico answers by the verdict as it comes, producer first,
 // as the original does. Stream-Seq is the append's writer sequence:
 // checked under the stream gate after the producer stamp and made durable
 // with the records, in WAL frames and data object sections, like producer

@@ -35,8 +35,10 @@
 //     readers are woken. A close of the stream that gets its gate in
 //     between (a takeover's, a shutdown's) records that seal itself,
 //     before CloseStream, so the seal is never lost with the close.
-//     Closing again is idempotent; a producer's replayed closing append is
-//     a duplicate and acknowledged. The seal's record names the request
+//     Closing again is idempotent, unless the close is stamped by a
+//     producer, epoch or sequence other than the closing request's (that
+//     is refused as closed); a producer's replayed closing append is a
+//     duplicate and acknowledged. The seal's record names the request
 //     that sealed the stream (SealStreamBy), so that a duplicate can say it
 //     repeats another (AppendResult.RepeatsClose), on this process or on one that opens
 //     the stream later; a seal recorded by SealStream names none, and then

@@ -3,6 +3,7 @@ package conformance
 import (
 	"testing"
 
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -53,7 +54,8 @@ func testCloseAgain(t *testing.T, open StreamsOpener) {
 
 // The retry of the request that closed the stream is acknowledged as a
 // duplicate; the retry of an earlier one is a duplicate that says it is
-// not the close (RepeatsClose false).
+// not the close (RepeatsClose false); a close stamped by any other
+// request is refused.
 func testCloseRetry(t *testing.T, open StreamsOpener) {
 	ctx, s := testContext(t), openStreams(t, open)
 	mustCreateStream(ctx, t, s, "/s", textPlain)
@@ -67,6 +69,17 @@ func testCloseRetry(t *testing.T, open StreamsOpener) {
 	res, err = produce(ctx, s, "/s", stamp("p", 1, 0), "a")
 	if err != nil || !res.Duplicate || !res.Closed || res.RepeatsClose {
 		t.Fatalf("retry of the append before the close = %+v, %v; want a closed duplicate, not the close", res, err)
+	}
+	// A close without records stamped by another request is refused; one
+	// without a stamp is a close again.
+	for _, p := range []*domain.ProducerStamp{stamp("q", 0, 0), stamp("p", 1, 2), stamp("p", 2, 0)} {
+		_, err := s.Append(ctx, "/s", ports.AppendRequest{Producer: p, Close: true})
+		if se := expectStreamError(t, err, ports.ErrStreamClosed, "Another producer's close of a closed stream"); !se.Closed || se.Next != 2 {
+			t.Fatalf("close by %+v of a stream another request closed: %+v, want closed at next 2", *p, se)
+		}
+	}
+	if res := mustAppend(ctx, t, s, "/s", ports.AppendRequest{Close: true}); !res.Closed || res.Next != 2 {
+		t.Fatalf("close without a producer of a closed stream = %+v, want closed at 2", res)
 	}
 	expectBodies(ctx, t, s, "/s", "a", "b")
 }

@@ -6,10 +6,11 @@ import (
 )
 
 // TestDSClosedStreamAnswersOnlyItsCloser: on a closed stream, a Durable
-// Streams producer's request is refused as closed unless it repeats the
-// request that closed the stream (§5.2.1), also after a restart, while
-// Pico judges the producer first and acknowledges the same repeat as a
-// duplicate.
+// Streams producer's request, with data or without (a close), is refused
+// as closed unless it repeats the request that closed the stream
+// (§5.2.1), also after a restart, while Pico judges the producer first and
+// acknowledges the same repeat as a duplicate. A close without producer
+// headers is accepted again.
 func TestDSClosedStreamAnswersOnlyItsCloser(t *testing.T) {
 	n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--ds-listen", "127.0.0.1:0"}})
 	ds := dsURL(t, n)
@@ -27,6 +28,15 @@ func TestDSClosedStreamAnswersOnlyItsCloser(t *testing.T) {
 			send(t, "POST", ds+"/c/s", producer(seq), []byte("c")).wantStatus(t, 409).
 				wantHeaders(t, "Stream-Closed", "true", "Stream-Next-Offset", dsOffset(2))
 		}
+		for _, stamp := range [][3]string{{"q", "0", "0"}, {"p", "0", "2"}, {"p", "1", "0"}} {
+			send(t, "POST", ds+"/c/s", hdr("Producer-Id", stamp[0], "Producer-Epoch", stamp[1], "Producer-Seq", stamp[2],
+				"Stream-Closed", "true"), nil).wantStatus(t, 409).
+				wantHeaders(t, "Stream-Closed", "true", "Stream-Next-Offset", dsOffset(2), "Producer-Seq", "")
+		}
+		send(t, "POST", ds+"/c/s", producer("1", "Stream-Closed", "true"), nil).wantStatus(t, 204).
+			wantHeaders(t, "Stream-Closed", "true", "Producer-Epoch", "0", "Producer-Seq", "1")
+		send(t, "POST", ds+"/c/s", hdr("Stream-Closed", "true"), nil).wantStatus(t, 204).
+			wantHeaders(t, "Stream-Closed", "true", "Stream-Next-Offset", dsOffset(2))
 		send(t, "GET", ds+"/c/s?offset=-1", nil, nil).wantStatus(t, 200).wantBody(t, "ab")
 	}
 	t.Run("live", func(t *testing.T) { check(t, ds) })

@@ -126,7 +126,9 @@ type ReadResult struct {
 	// Tail is the stream's durable next offset: UpToDate means Next == Tail.
 	Tail     uint64
 	UpToDate bool
-	// Closed: the stream is sealed and this page reaches its tail.
+	// Closed: the stream is sealed and this page reaches its tail. A page
+	// with the records of the append that sealed the stream says so too:
+	// a reader waiting at the tail learns both from one read.
 	Closed bool
 	// Config is the stream's configuration (its content type for raw reads).
 	Config domain.StreamConfig

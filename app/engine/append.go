@@ -14,19 +14,24 @@ import (
 
 // Append writes req to the stream, as the write
 // rules (domain.WriteState.Decide) judge it, and returns once its records
-// are durable, or once the WAL has failed them: that wait does not end
-// with ctx (see below). A refusal is the *ports.StreamError of its kind.
-// ctx bounds the other waits: for room before the records are submitted,
-// for a seal's record after, and for the original of a duplicate (or the
-// records before a bare seal), whose outcome is someone else's to learn.
-// The verdict, offsets and timestamp are decided under the stream's gate;
-// the wait for durability happens outside it.
+// are durable, or once the WAL has failed them: neither that wait nor the
+// one for a seal's record ends with ctx (see below). A refusal is the
+// *ports.StreamError of its kind. ctx bounds the other waits: for room
+// before the records are submitted, and for the original of a duplicate
+// (or the records before a bare seal), whose outcome is someone else's to
+// learn. The verdict, offsets and timestamp are decided under the
+// stream's gate; the wait for durability happens outside it.
 //
 // A producer's dedup state travels in the same WAL frame as its records,
 // so it is durable exactly when they are. A seal is decided under the
 // gate, so no later append gets in, and is recorded in the metadata
 // (SealStreamBy) once the records are durable; the append returns after
-// that.
+// that. Readers see the sealing append's records only once the seal is
+// recorded, together with the closure, so a reader waiting at the tail
+// learns both in one answer; should the record fail, they see the
+// records without it. The record is not given up when the caller leaves,
+// for at most AppendTimeout: the records are durable by then, and a seal
+// left in doubt would keep the closure from readers.
 func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.AppendResult, error) {
 	e, s, records := h.e, h.s, req.Records
 	if err := e.reserve(ctx, records); err != nil {
@@ -55,8 +60,15 @@ func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.Appe
 	} else if !broken.AckEarly() {
 		err = e.awaitDurable(done)
 	}
-	if err == nil && req.Close && !res.Duplicate {
-		err = e.recordSeal(ctx, s)
+	if req.Close && !res.Duplicate {
+		if err == nil {
+			sealCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.AppendTimeout)
+			err = e.recordSeal(sealCtx, s)
+			cancel()
+		}
+		if err != nil {
+			s.sealFailed()
+		}
 	}
 	return res, err
 }
@@ -117,7 +129,13 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 		return domain.Verdict{}, nil, err
 	}
 	v := s.write.Decide(req, false, e.cfg.Now().UnixMilli())
+	seals := v.Written() && req.Close && !s.write.Sealed
 	if !v.Written() || len(req.Records) == 0 {
+		if seals {
+			s.mu.Lock()
+			s.holdForSealLocked(v.First)
+			s.mu.Unlock()
+		}
 		s.write.Accept(req, v)
 		return v, nil, nil
 	}
@@ -130,11 +148,15 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 	done := make(chan error, 1)
 	s.mu.Lock()
 	s.records = append(s.records, recs...) // invisible until confirmed passes them
+	if seals {
+		s.holdForSealLocked(v.First) // and, sealing, until the seal is recorded
+	}
 	s.mu.Unlock()
 	if err := e.cfg.WAL.SubmitBy(deadline, f, func(err error) { e.durable(s, f, err); done <- err }); err != nil {
 		if errors.Is(err, wal.ErrBacklog) { // nothing was submitted: the stream is as it was
 			s.mu.Lock()
 			s.records = s.records[:len(s.records)-len(recs)]
+			s.sealPending = s.sealPending && !seals
 			s.mu.Unlock()
 			return domain.Verdict{}, nil, fmt.Errorf("%w: %w", ErrNotDurable, err)
 		}
@@ -156,7 +178,7 @@ func (s *stream) err() error {
 func (s *stream) waitDurable(ctx context.Context, off uint64, seal bool) error {
 	for {
 		s.mu.Lock()
-		confirmed, recorded, changed, failed := s.confirmed, s.sealRecorded, s.changedLocked(), s.failed
+		confirmed, recorded, changed, failed := s.confirmed, s.closed, s.changedLocked(), s.failed
 		s.mu.Unlock()
 		switch {
 		case confirmed >= off && (recorded || !seal):
@@ -252,9 +274,11 @@ func sealCommand(by domain.Proposer, s *stream) *domain.SealStreamBy {
 
 // recordSeal makes a seal decided under the gate durable in the metadata.
 // It is retried by closing again: the in-memory seal already refuses
-// appends, and SealStream is idempotent. A refusal is success when a close
-// that got the gate first recorded this seal (see sealUnrecorded); the
-// close holds the gate until it has looked at its results.
+// appends, and SealStream is idempotent. Once it is recorded, readers see
+// the sealing append's records, held from them until then, with the
+// closure. A refusal is success when a close that got the gate first
+// recorded this seal (see sealUnrecorded); the close holds the gate until
+// it has looked at its results.
 func (e *Engine) recordSeal(ctx context.Context, s *stream) error {
 	r, err := e.cfg.Plane.ProposeOne(ctx, sealCommand(e.cfg.By, s))
 	if err != nil {
@@ -268,10 +292,7 @@ func (e *Engine) recordSeal(ctx context.Context, s *stream) error {
 			return fmt.Errorf("%w: seal stream %d: %s", ErrFenced, s.id, r)
 		}
 	}
-	s.mu.Lock()
-	s.sealRecorded = true
-	s.notifyLocked()
-	s.mu.Unlock()
+	s.sealRecorded()
 	return nil
 }
 

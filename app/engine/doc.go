@@ -209,4 +209,15 @@
 // two sections, so a sequential reader finds them cached. Record bodies
 // are not copied out of the fetched bytes. A fork's offsets below its fork
 // point are served from the source chain's data objects.
+//
+// A page says whether the stream is closed (ReadResult.Closed), read under
+// the same lock as its tail, so that the closure and the records a reader
+// gets are of one moment; the metadata view, which records the seal
+// after the records are durable and after readers woke to them, is not
+// asked. The records of an append that seals the stream stay hidden from
+// readers until its seal is recorded (SealStreamBy applied): a reader
+// waiting at the tail then gets them and the closure in one answer, as
+// Durable Streams requires of long-poll and SSE, rather than the records
+// first and the closure on a second wake-up. Should the seal's record
+// fail, the records are shown without it.
 package engine

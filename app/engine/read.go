@@ -13,8 +13,13 @@ type ReadResult struct {
 	Records []domain.Record // offsets [From, From+len(Records))
 	// From is the requested offset, or the stream's start if that is above.
 	From uint64
-	// Confirmed is the confirm offset: the durable tail.
+	// Confirmed is the durable tail readers see: the confirm offset, short
+	// of the records of an append that sealed the stream until its seal is
+	// recorded, so that they reach readers with the closure.
 	Confirmed uint64
+	// Closed: the stream's seal is recorded, as of Confirmed (taken at the
+	// same moment): a page reaching Confirmed reaches the stream's end.
+	Closed bool
 	// Changed is closed when the stream next changes (the confirm offset
 	// grows, the stream is sealed or deleted): long-polls wait on it.
 	Changed <-chan struct{}
@@ -33,9 +38,9 @@ func (h Handle) Read(ctx context.Context, from uint64, max int) (ReadResult, err
 		from = v.ReadStart(st) // trimmed: resume at the first record kept
 	}
 	for {
-		recs, confirmed, changed, ok := s.read(from, max)
+		recs, at, ok := s.read(from, max)
 		if ok {
-			return ReadResult{Records: recs, From: from, Confirmed: confirmed, Changed: changed}, nil
+			return at.result(recs, from), nil
 		}
 		// Below the tail in memory: read a data object, then go on in memory
 		// if the page reaches it. base only grows, so this ends.
@@ -50,14 +55,25 @@ func (h Handle) Read(ctx context.Context, from uint64, max int) (ReadResult, err
 		recs, err := e.readCommitted(ctx, &v, id, from, min(max, int(base-from)))
 		if err != nil || from+uint64(len(recs)) < base || len(recs) >= max {
 			s.mu.Lock()
-			defer s.mu.Unlock()
-			return ReadResult{Records: recs, From: from, Confirmed: s.confirmed, Changed: s.changedLocked()}, err
+			at := s.tailViewLocked()
+			s.mu.Unlock()
+			// A closing append's records may be committed before its seal
+			// is recorded: they stay hidden here too.
+			if end := from + uint64(len(recs)); end > at.tail {
+				recs = recs[:at.tail-min(at.tail, from)]
+			}
+			return at.result(recs, from), err
 		}
-		more, confirmed, changed, ok := s.read(base, max-len(recs))
+		more, at, ok := s.read(base, max-len(recs))
 		if ok {
-			return ReadResult{Records: append(recs, more...), From: from, Confirmed: confirmed, Changed: changed}, nil
+			return at.result(append(recs, more...), from), nil
 		}
 	}
+}
+
+// result is the page of recs from offset from, read at view at.
+func (at tailView) result(recs []domain.Record, from uint64) ReadResult {
+	return ReadResult{Records: recs, From: from, Confirmed: at.tail, Closed: at.closed, Changed: at.changed}
 }
 
 // ReadCommitted reads up to max records from offset from out of committed

@@ -61,7 +61,8 @@ func (e *Engine) remember(p pendingRecovery) {
 // committed end, seal, producer state and writer sequence.
 func (e *Engine) committedStream(ctx context.Context, st *domain.Stream, epoch uint64) (*stream, error) {
 	s := newStream(st.ID, epoch, st.End)
-	s.write.Sealed, s.write.Closer, s.sealRecorded = st.Sealed, st.Closer, st.Sealed
+	s.write.Sealed, s.write.Closer = st.Sealed, st.Closer
+	s.closed = st.Sealed // recorded, since the view says so
 	sec, err := e.lastSection(ctx, st)
 	switch {
 	case err == nil:

@@ -33,14 +33,21 @@ type stream struct {
 	committed uint64          // records below are in committed data objects
 	changed   chan struct{}   // see changedLocked
 	failed    error
-	// sealRecorded: the metadata holds the stream's seal (write.Sealed
-	// may run ahead of it until the sealing append records it).
-	sealRecorded bool
 	// durableProducers is the producer state as of confirmed: what a data
 	// object written now must carry.
 	durableProducers map[string]domain.ProducerState
 	// durableWriterSeq is the writer sequence as of confirmed, likewise.
 	durableWriterSeq string
+	// sealFrom, while sealPending, is the first offset of the append that
+	// sealed the stream, whose seal is not recorded yet: readers see no
+	// record from there on until it is (readableLocked), so that the
+	// closing append's records reach them together with the closure.
+	sealFrom    uint64
+	sealPending bool
+	// closed: the stream's seal is recorded in the metadata. Readers are
+	// told so with the records, at the same moment: a page that reaches
+	// the readable tail of a closed stream reaches its end.
+	closed bool
 
 	// used: an open found the stream local since the idle queue last
 	// looked at it (see releaseIdle).
@@ -185,25 +192,76 @@ func (s *stream) notifyLocked() {
 	}
 }
 
-// read returns up to max confirmed records from offset from out of the
-// tail in memory; ok is false if from is below base (those records are in
-// data objects: the caller reads them there).
-func (s *stream) read(from uint64, max int) (recs []domain.Record, confirmed uint64, changed <-chan struct{}, ok bool) {
+// readableLocked is the tail readers see: the confirm offset, short of
+// the records of an append that sealed the stream while its seal is not
+// recorded.
+func (s *stream) readableLocked() uint64 {
+	if broken.StaleRead() {
+		return s.base + uint64(len(s.records))
+	}
+	if s.sealPending {
+		return min(s.confirmed, s.sealFrom)
+	}
+	return s.confirmed
+}
+
+// holdForSealLocked hides the records from offset from on (those of the append
+// sealing the stream) from readers until the seal is recorded
+// (sealRecorded) or its record fails (sealFailed). The caller holds mu.
+func (s *stream) holdForSealLocked(from uint64) {
+	s.sealFrom, s.sealPending = from, true
+}
+
+// sealRecorded is called once the seal is in the metadata: readers now see
+// the closing append's records and the closure together.
+func (s *stream) sealRecorded() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.sealPending, s.closed = false, true
+	s.notifyLocked()
+}
+
+// sealFailed shows readers the records held for a seal whose record
+// failed: they are durable, and the stream is not known to be closed.
+func (s *stream) sealFailed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sealPending {
+		s.sealPending = false
+		s.notifyLocked()
+	}
+}
+
+// tailView is what a reader sees of the stream at one moment: the
+// readable tail, whether the stream is closed there, and a channel closed
+// at its next change.
+type tailView struct {
+	tail    uint64
+	closed  bool
+	changed <-chan struct{}
+}
+
+func (s *stream) tailViewLocked() tailView {
+	return tailView{tail: s.readableLocked(), closed: s.closed, changed: s.changedLocked()}
+}
+
+// read returns up to max readable records from offset from out of the
+// tail in memory, with the view they were read at; ok is false if from is
+// below base (those records are in data objects: the caller reads them
+// there).
+func (s *stream) read(from uint64, max int) (recs []domain.Record, at tailView, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at = s.tailViewLocked()
 	if from < s.base {
-		return nil, s.confirmed, s.changedLocked(), false
+		return nil, at, false
 	}
-	visible := s.confirmed
-	if broken.StaleRead() {
-		visible = s.base + uint64(len(s.records))
-	}
-	end := min(visible, from+uint64(max))
+	end := min(at.tail, from+uint64(max))
 	if from < end {
 		recs = make([]domain.Record, end-from)
 		copy(recs, s.records[from-s.base:end-s.base])
 	}
-	return recs, s.confirmed, s.changedLocked(), true
+	return recs, at, true
 }
 
 func (s *stream) committedThrough() uint64 {

@@ -64,7 +64,8 @@ func (e *Engine) Held(id uint64) (Handle, bool) {
 	return Handle{e: e, s: s}, true
 }
 
-// Tail returns the durable next offset of a stream this process has open.
+// Tail returns the durable next offset of a stream this process has open,
+// as readers see it (Handle.Tail).
 func (e *Engine) Tail(id uint64) (uint64, error) {
 	s, ok := e.local(id)
 	if !ok {
@@ -73,15 +74,24 @@ func (e *Engine) Tail(id uint64) (uint64, error) {
 	return Handle{e: e, s: s}.Tail()
 }
 
-// Tail returns the stream's durable next offset.
+// Tail returns the stream's durable next offset as readers see it (see
+// ReadResult.Confirmed).
 func (h Handle) Tail() (uint64, error) {
+	tail, _, err := h.End()
+	return tail, err
+}
+
+// End returns the stream's durable next offset as readers see it, and
+// whether the stream is closed there, both as of one moment, as a read
+// reports them.
+func (h Handle) End() (tail uint64, closed bool, err error) {
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
-		return 0, s.failed
+		return 0, false, s.failed
 	}
-	return s.confirmed, nil
+	return s.readableLocked(), s.closed, nil
 }
 
 // Local lists the streams this process has open.

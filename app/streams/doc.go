@@ -43,9 +43,12 @@
 //     repeats another (AppendResult.RepeatsClose), on this process or on one that opens
 //     the stream later; a seal recorded by SealStream names none, and then
 //     every duplicate counts as repeating it.
-//  5. Reading. Handle.Read returns the page, the durable tail and a
-//     channel that closes when the stream next changes (append durable,
-//     seal, delete). Long-poll waits on it (--long-poll-timeout-sec, then
+//  5. Reading. Handle.Read returns the page, the durable tail, whether
+//     the stream is closed there, and a channel that closes when the
+//     stream next changes (append durable, seal, delete). Reads and Head
+//     take the closure from the engine with the tail, never from the
+//     view, whose seal lags the readers' wake-up: a closing append's
+//     records and its closure reach a reader together. Long-poll waits on it (--long-poll-timeout-sec, then
 //     204); SSE writes one event per record (id = its offset) and a control
 //     event when caught up or closed, for up to --sse-max-duration-sec.
 //  6. Forks. Fork pins the fork point in the source's committed records

@@ -65,7 +65,10 @@ func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.
 	next := page.From + uint64(len(recs))
 	res := ports.ReadResult{Records: recs, From: page.From, Next: next, Tail: page.Confirmed,
 		UpToDate: next >= page.Confirmed, Config: st.cfg, ID: st.ID, Changed: page.Changed}
-	res.Closed = res.UpToDate && s.sealed(st.ID)
+	// The closure is the engine's, read with the records: the view's seal
+	// lags the wake-up of readers, and the engine holds a closing
+	// append's records back until the seal is recorded.
+	res.Closed = res.UpToDate && page.Closed
 	return res, nil
 }
 
@@ -118,8 +121,9 @@ func (s *Service) Head(ctx context.Context, name string) (ports.StreamInfo, erro
 // have left records in its WAL) and reports it.
 func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error) {
 	var tail uint64
+	var closed bool
 	err := s.openAnd(ctx, st, func(h engine.Handle) (err error) {
-		tail, err = h.Tail()
+		tail, closed, err = h.End()
 		return err
 	})
 	if err == nil {
@@ -129,8 +133,7 @@ func (s *Service) head(ctx context.Context, st stream) (ports.StreamInfo, error)
 		return ports.StreamInfo{}, err
 	}
 	info := s.info(st)
-	info.Next = tail
-	info.Closed = s.sealed(st.ID)
+	info.Next, info.Closed = tail, closed // as a read at the tail finds them
 	return info, nil
 }
 

@@ -12,6 +12,7 @@ func streamsCloseCases(t *testing.T, open StreamsOpener) {
 	t.Run("CloseAgainWithoutRecordsIsIdempotent", func(t *testing.T) { testCloseAgain(t, open) })
 	t.Run("ProducerRetryOfTheCloseIsADuplicate", func(t *testing.T) { testCloseRetry(t, open) })
 	t.Run("ClosedAnswersBeforeAContentTypeMismatch", func(t *testing.T) { testClosedFirst(t, open) })
+	t.Run("WaitingReaderGetsTheClosingAppendClosed", func(t *testing.T) { testCloseReachesWaitingReader(t, open) })
 }
 
 func testCloseRefuses(t *testing.T, open StreamsOpener) {
@@ -92,5 +93,36 @@ func testClosedFirst(t *testing.T, open StreamsOpener) {
 	_, err := s.Append(ctx, "/s", ports.AppendRequest{Records: records("{}"), ContentType: "application/json"})
 	if se := expectStreamError(t, err, ports.ErrStreamClosed, "Append of another content type to a closed stream"); !se.Closed || se.Next != 1 {
 		t.Fatalf("Append of another content type to a closed stream: %+v, want closed at next 1", se)
+	}
+}
+
+// A reader waiting at the tail when an append closes the stream gets its
+// records and the closure from the same read, whichever wake-up it reads
+// at: never the records alone, with the closure left for a later one.
+func testCloseReachesWaitingReader(t *testing.T, open StreamsOpener) {
+	ctx, s := testContext(t), openStreams(t, open)
+	mustCreateStream(ctx, t, s, "/s", textPlain, "a")
+	page := mustReadStream(ctx, t, s, "/s", 1, ports.ReadLimits{})
+	appended := make(chan error, 1)
+	go func() {
+		_, err := s.Append(ctx, "/s", ports.AppendRequest{Records: records("final"), Close: true})
+		appended <- err
+	}()
+	for !page.Closed {
+		select {
+		case <-page.Changed:
+		case <-ctx.Done():
+			t.Fatalf("no wake-up with the closure; last page %+v", page)
+		}
+		page = mustReadStream(ctx, t, s, "/s", 1, ports.ReadLimits{})
+		if len(page.Records) > 0 && !page.Closed {
+			t.Fatalf("the closing append's records reached a waiting reader without the closure: %+v", page)
+		}
+	}
+	if len(page.Records) != 1 || string(page.Records[0].Body) != "final" || page.Next != 2 || !page.UpToDate {
+		t.Fatalf("closed page %+v, want the closing append's record, up to date at 2", page)
+	}
+	if err := <-appended; err != nil {
+		t.Fatalf("append and close: %v", err)
 	}
 }

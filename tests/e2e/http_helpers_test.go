@@ -291,8 +291,8 @@ func readEvents(body io.Reader) (<-chan sseEvent, <-chan error) {
 				ev.event = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "id: "):
 				ev.id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "data: "):
-				data = append(data, strings.TrimPrefix(line, "data: "))
+			case strings.HasPrefix(line, "data:"): // one space after the colon is not data
+				data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 			}
 		}
 		done <- sc.Err()

@@ -130,6 +130,13 @@ func AppendEvent(b []byte, opts Options, event, id string, data []byte) []byte {
 	return append(b, '\n')
 }
 
+// appendDataLine appends one data line. The Durable Streams reference
+// server writes every line as "data:" and the payload, with no space, so
+// a payload line that starts with a space loses that space to the one a
+// client strips after the colon, as event stream parsers do (the client
+// conformance case sse-strips-single-leading-space passes against it for
+// that reason, and fails against us). We write "data: " before such a
+// line, so the client reads the payload back exactly, and keep doing so.
 func appendDataLine(b []byte, opts Options, line []byte) []byte {
 	if opts.TightData && (len(line) == 0 || line[0] != ' ') {
 		b = append(b, "data:"...)

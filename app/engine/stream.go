@@ -196,9 +196,6 @@ func (s *stream) notifyLocked() {
 // the records of an append that sealed the stream while its seal is not
 // recorded.
 func (s *stream) readableLocked() uint64 {
-	if broken.StaleRead() {
-		return s.base + uint64(len(s.records))
-	}
 	if s.sealPending {
 		return min(s.confirmed, s.sealFrom)
 	}
@@ -256,7 +253,11 @@ func (s *stream) read(from uint64, max int) (recs []domain.Record, at tailView, 
 	if from < s.base {
 		return nil, at, false
 	}
-	end := min(at.tail, from+uint64(max))
+	visible := at.tail
+	if broken.StaleRead() {
+		visible = s.base + uint64(len(s.records))
+	}
+	end := min(visible, from+uint64(max))
 	if from < end {
 		recs = make([]domain.Record, end-from)
 		copy(recs, s.records[from-s.base:end-s.base])

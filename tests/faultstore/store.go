@@ -84,6 +84,8 @@ type Store struct {
 	enabled atomic.Bool
 
 	dice *Dice
+	// stall, while non-nil, holds every call until it is closed.
+	stall atomic.Pointer[chan struct{}]
 
 	counts [numOps]struct{ calls, failed, ambiguous, delayed atomic.Int64 }
 }
@@ -109,6 +111,34 @@ func Outage(inner ports.ObjectStore) *Store {
 // SetEnabled turns fault injection on or off; while off, calls go straight
 // to the inner store and draw no random numbers.
 func (s *Store) SetEnabled(on bool) { s.enabled.Store(on) }
+
+// SetStalled holds every call from now on, whatever the faults, until it
+// is called again with false: the calls then go on as they were, as the
+// requests of a paused process do when it resumes.
+func (s *Store) SetStalled(on bool) {
+	if on {
+		ch := make(chan struct{})
+		s.stall.CompareAndSwap(nil, &ch)
+		return
+	}
+	if ch := s.stall.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
+// held waits while the store is stalled.
+func (s *Store) held(ctx context.Context) error {
+	ch := s.stall.Load()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-*ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("faultstore: stalled: %w", ctx.Err())
+	}
+}
 
 // Enabled reports whether faults are being injected.
 func (s *Store) Enabled() bool { return s.enabled.Load() }
@@ -216,6 +246,9 @@ func (p Plan) After(what string, err error) error {
 
 // Put implements ports.ObjectStore.
 func (s *Store) Put(ctx context.Context, key string, body []byte) error {
+	if err := s.held(ctx); err != nil {
+		return err
+	}
 	p := s.draw(OpPut)
 	if err := p.Before(ctx, OpPut.String()+" "+key); err != nil {
 		return err
@@ -225,6 +258,9 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) error {
 
 // PutIfAbsent implements ports.ObjectStore.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) error {
+	if err := s.held(ctx); err != nil {
+		return err
+	}
 	p := s.draw(OpPutIfAbsent)
 	if err := p.Before(ctx, OpPutIfAbsent.String()+" "+key); err != nil {
 		return err
@@ -234,6 +270,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) error 
 
 // Get implements ports.ObjectStore.
 func (s *Store) Get(ctx context.Context, key string, off, length int64) ([]byte, error) {
+	if err := s.held(ctx); err != nil {
+		return nil, err
+	}
 	p := s.draw(OpGet)
 	if err := p.Before(ctx, OpGet.String()+" "+key); err != nil {
 		return nil, err
@@ -247,6 +286,9 @@ func (s *Store) Get(ctx context.Context, key string, off, length int64) ([]byte,
 
 // List implements ports.ObjectStore.
 func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]ports.ObjectInfo, error) {
+	if err := s.held(ctx); err != nil {
+		return nil, err
+	}
 	p := s.draw(OpList)
 	if err := p.Before(ctx, OpList.String()+" "+prefix); err != nil {
 		return nil, err
@@ -263,6 +305,9 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]po
 // keys deletes every second one only, as a DeleteObjects request whose keys
 // partly fail does, and reports the failure.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	if err := s.held(ctx); err != nil {
+		return err
+	}
 	p := s.draw(OpDelete)
 	what := strings.Join(keys, ",")
 	if err := p.Before(ctx, OpDelete.String()+" "+what); err != nil {

@@ -218,3 +218,28 @@ func TestSwitchAtRuntime(t *testing.T) {
 		t.Fatalf("counts = %+v, want the 2 calls made while enabled, both failed", c)
 	}
 }
+
+func TestAStallHoldsCallsUntilItEnds(t *testing.T) {
+	ctx := context.Background()
+	s := faultstore.New(memstore.New(), faultstore.Config{Seed: 1})
+	s.SetStalled(true)
+	done := make(chan error, 1)
+	go func() { done <- s.Put(ctx, "k", []byte("v")) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a put during a stall returned %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := s.Get(short, "k", 0, -1); err == nil {
+		t.Fatal("a get during a stall ended by its context succeeded")
+	}
+	s.SetStalled(false)
+	if err := <-done; err != nil {
+		t.Fatalf("the held put, once the stall ended: %v", err)
+	}
+	if body, err := s.Get(ctx, "k", 0, -1); err != nil || string(body) != "v" {
+		t.Fatalf("get after the stall: %q %v", body, err)
+	}
+}

@@ -183,12 +183,15 @@ func (c *cluster) crash(id domain.NodeID) {
 	c.failed(c.start(id))
 }
 
-// partition cuts node id's process off from the metadata log for d; clients
-// still reach it.
+// partition cuts node id's process off from the metadata log for d and
+// holds its store calls meanwhile, as a pause does: clients still reach
+// it, and what it had begun goes on when the partition ends.
 func (c *cluster) partition(id domain.NodeID, d time.Duration) {
 	p := c.at(id)
 	p.log.SetCut(true)
+	p.store.SetStalled(true)
 	time.Sleep(d)
+	p.store.SetStalled(false)
 	p.log.SetCut(false)
 }
 

@@ -114,6 +114,16 @@
 //
 // # Idle streams (idle.go)
 //
+// An open stream that nothing writes or reads costs no CPU: uploads and
+// compaction visit a dirty set of streams (joined when records become
+// durable or an object of theirs commits), the retention sweep only
+// streams with time rules. The lease holder's once-a-minute passes read
+// indexes the view keeps (the unowned sweep the streams whose
+// configuration can expire them, the dead-WAL pass the streams naming gone
+// processes, only while one is not drained), and its listing of the WAL
+// key space stops once only fences of gone processes are left, until a
+// node registers or is fenced.
+//
 // With Config.ReleaseIdleAfter set, every local stream without time rules
 // waits in a queue ordered by when it was last looked at. Each maintenance
 // tick looks only at the entries older than the period: a stream opened

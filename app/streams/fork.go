@@ -23,7 +23,7 @@ func (s *Service) Fork(ctx context.Context, name string, req ports.ForkRequest) 
 		return ports.StreamInfo{}, false, err
 	}
 	for range 3 { // a lost race for the name is settled by reading the winner
-		if st, err := s.touch(ctx, name); err == nil {
+		if st, err := s.touchView(name); err == nil {
 			info, err := s.existingFork(ctx, st, src, cfg, req.Close)
 			return info, false, err
 		} else if !errors.Is(err, ports.ErrStreamNotFound) {

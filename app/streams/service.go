@@ -175,7 +175,18 @@ func (s *Service) live(st *domain.Stream) (stream, error) {
 // touch looks a stream up for a read or write: the access renews its idle
 // TTL.
 func (s *Service) touch(ctx context.Context, name string) (stream, error) {
-	st, err := s.lookup(ctx, name)
+	return s.accessed(s.lookup(ctx, name))
+}
+
+// touchView is touch on the view as it is, for creates: they settle a
+// name missing from a lagging view by proposing, so confirming the miss
+// against the log first would cost every new stream a read.
+func (s *Service) touchView(name string) (stream, error) {
+	return s.accessed(s.find(name))
+}
+
+// accessed counts an access to a stream found.
+func (s *Service) accessed(st stream, err error) (stream, error) {
 	if err == nil && st.cfg.IdleTTLSec > 0 {
 		s.access.touch(st.ID, s.cfg.Now().UnixMilli())
 	}

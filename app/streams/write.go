@@ -21,7 +21,7 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	}
 	content := len(initial) > 0 || close
 	for range 3 { // a lost race for the name is settled by reading the winner
-		if st, err := s.touch(ctx, name); err == nil {
+		if st, err := s.touchView(name); err == nil {
 			info, created, err := s.createExisting(ctx, st, cfg, initial, close)
 			if errors.Is(err, ports.ErrStreamNotFound) {
 				// The view showed a stream deleted since: catch up and

@@ -10,4 +10,18 @@
 // store or log) as unknown. After the plan has run, the faults stop and a
 // final read of every stream joins the history, so an acknowledged record
 // that is missing fails the check even if no client read it.
+//
+// Covered: failed, stalled and ambiguous (done, reported failed) PUTs,
+// GETs, log appends and reads; transfers mid-traffic; a node cut off from
+// the log with its store calls held, fenced by failover or not, then
+// resuming; crashes with a restart; idle streams leaving memory. Built with
+// the picobroken tag, an engine that acknowledges before the WAL stores is
+// caught (TestCheckersCatchBrokenEngines).
+//
+// Not covered yet: an append that also closes is not atomic under a crash
+// (its records are durable in the WAL before the metadata records the
+// seal, so a takeover can recover them unsealed), so the histories close
+// without records; clock steps; reordering beyond what delays give;
+// partitions between nodes; the real binary over HTTP with Postgres and S3
+// faults.
 package histories

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -125,28 +124,10 @@ func (h *History) Stats() Stats {
 	return s
 }
 
-// Check reports whether the history is linearizable, failing t if it is
-// not or if porcupine could not decide within timeout. A failing history's
-// visualisation is written to an HTML file whose path the failure gives,
-// in $PICOMQ_ARTIFACTS or else the system's temporary directory.
-func (h *History) Check(t testing.TB, timeout time.Duration) bool {
-	t.Helper()
-	res, path, err := h.Linearizable(t.Name(), timeout)
-	switch {
-	case res == porcupine.Ok:
-		return true
-	case res == porcupine.Unknown:
-		t.Errorf("linearizability undecided within %v (%d operations)", timeout, h.Stats().Ops)
-	case err != nil:
-		t.Errorf("history is not linearizable; its visualisation could not be written: %v", err)
-	default:
-		t.Errorf("history is not linearizable: see %s", path)
-	}
-	return false
-}
-
-// Linearizable is Check for callers without a test: it returns the
-// visualisation's path when the history is not linearizable.
+// Linearizable checks the history, within timeout. When it is not
+// linearizable, the visualisation is written to an HTML file, in
+// $PICOMQ_ARTIFACTS or else the system's temporary directory, whose path
+// it returns.
 func (h *History) Linearizable(name string, timeout time.Duration) (porcupine.CheckResult, string, error) {
 	res, info := porcupine.CheckOperationsVerbose(Model, h.operations(false), timeout)
 	if res != porcupine.Illegal {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -167,7 +168,7 @@ func judgeProducer(s stream, p *Stamp) Outcome {
 }
 
 func (s stream) producer(id string) (producer, bool) {
-	i, ok := slices.BinarySearchFunc(s.producers, id, func(p producer, id string) int { return compare(p.id, id) })
+	i, ok := slices.BinarySearchFunc(s.producers, id, func(p producer, id string) int { return strings.Compare(p.id, id) })
 	if !ok {
 		return producer{}, false
 	}
@@ -176,22 +177,12 @@ func (s stream) producer(id string) (producer, bool) {
 
 func withProducer(ps []producer, p producer) []producer {
 	out := slices.Clone(ps)
-	i, ok := slices.BinarySearchFunc(out, p.id, func(q producer, id string) int { return compare(q.id, id) })
+	i, ok := slices.BinarySearchFunc(out, p.id, func(q producer, id string) int { return strings.Compare(q.id, id) })
 	if ok {
 		out[i] = p
 		return out
 	}
 	return slices.Insert(out, i, p)
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // read checks a page: it starts at the first offset kept at or above the

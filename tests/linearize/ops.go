@@ -20,11 +20,14 @@ const (
 
 var kindNames = [...]string{"?", "create", "append", "read", "head", "trim", "delete"}
 
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
+func (k Kind) String() string { return nameOf(kindNames[:], int(k), "Kind") }
+
+// nameOf is names[i], or type(i) for a value without a name.
+func nameOf(names []string, i int, typ string) string {
+	if i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("Kind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, i)
 }
 
 // Stamp is an idempotent producer's stamp on an append.
@@ -83,12 +86,7 @@ const (
 var outcomeNames = [...]string{"unknown", "ok", "duplicate", "gap", "stale epoch", "closed",
 	"match failed", "not found", "exists", "out of range"}
 
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
-}
+func (o Outcome) String() string { return nameOf(outcomeNames[:], int(o), "Outcome") }
 
 // Output is an operation's result as its client saw it.
 type Output struct {

@@ -106,9 +106,9 @@
 // (level.go). Each process declares its level in the registry when it
 // registers; State.ClusterLevel is the lowest declared by a registered
 // process, a process of an older build counting as LevelBase. A node writes
-// what a level adds (a command, a snapshot version) only while the cluster
-// is at that level, so a rolling upgrade works node by node: the last node
-// upgraded lifts the cluster to the new level. A node that finds the log
+// what a level adds (a command, a snapshot version, a WAL frame flag) only
+// while the cluster is at that level, so a rolling upgrade works node by
+// node: the last node upgraded lifts the cluster to the new level. A node that finds the log
 // already past its level stops with a message naming the level it needs.
 //
 // # Fencing

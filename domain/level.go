@@ -24,8 +24,12 @@ const (
 	// a node that declares no level is judged by its release's longer
 	// failover window.
 	LevelPlacement Level = 2
+	// LevelSealFrames adds the seal flag of WAL frames (Frame.Seals): an
+	// append that closes the stream says so in its frame, which older
+	// nodes refuse to decode. No command or snapshot version.
+	LevelSealFrames Level = 3
 	// LevelCurrent is the highest level this build reads.
-	LevelCurrent = LevelPlacement
+	LevelCurrent = LevelSealFrames
 )
 
 // CommandLevel is the level that introduced command code c: a node below it

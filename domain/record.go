@@ -42,7 +42,11 @@ type Frame struct {
 	// Stream-Seq), "" for none. Like the producer stamp it rides with the
 	// records, so it is durable exactly when they are.
 	WriterSeq string
-	Records   []Record
+	// Seals: the append closes the stream with these records, the last
+	// it takes. A takeover that finds the frame records the seal, so the
+	// records and the closure are durable together.
+	Seals   bool
+	Records []Record
 }
 
 // End returns the offset after the frame's last record.
@@ -79,7 +83,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 const (
 	frameHasProducer  = 1 << 0
 	frameHasWriterSeq = 1 << 1
-	frameKnownFlags   = frameHasProducer | frameHasWriterSeq
+	frameSeals        = 1 << 2 // written from LevelSealFrames on
+	frameKnownFlags   = frameHasProducer | frameHasWriterSeq | frameSeals
 )
 
 // AppendFrame appends f's framed encoding to b: u32 body length, u32 CRC-32C
@@ -140,6 +145,9 @@ func frameFlags(f *Frame) uint8 {
 	}
 	if f.WriterSeq != "" {
 		flags |= frameHasWriterSeq
+	}
+	if f.Seals {
+		flags |= frameSeals
 	}
 	return flags
 }
@@ -206,6 +214,7 @@ func decodeFrameOptions(d *decoder, f *Frame) {
 			d.fail("empty writer sequence") // one encoding per frame: "" is no flag
 		}
 	}
+	f.Seals = flags&frameSeals != 0
 }
 
 func decodeRecord(d *decoder) Record {

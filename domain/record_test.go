@@ -85,11 +85,16 @@ func TestFrameWriterSeqLayout(t *testing.T) {
 	if got := AppendFrame(nil, &f); !bytes.Equal(got, want) {
 		t.Fatalf("with a producer, AppendFrame = %x, want %x", got, want)
 	}
+	f.Producer, f.WriterSeq, f.Seals = nil, "", true
+	want = framed([]byte{7, 2, 100, frameSeals, 1, 0x0a, 0x00, 0x01, 'x'})
+	if got := AppendFrame(nil, &f); !bytes.Equal(got, want) {
+		t.Fatalf("sealing, AppendFrame = %x, want %x", got, want)
+	}
 }
 
 func TestDecodeFrameRefusesBadFlags(t *testing.T) {
 	cases := map[string][]byte{
-		"unknown bit 2":        {7, 2, 100, 4, 0},
+		"unknown bit 3":        {7, 2, 100, 8, 0},
 		"unknown high bit":     {7, 2, 100, 0x80, 0},
 		"known and unknown":    {7, 2, 100, 0x43, 1, 'p', 3, 4, 1, 'w', 0},
 		"empty writer seq":     {7, 2, 100, frameHasWriterSeq, 0, 0},
@@ -104,10 +109,11 @@ func TestDecodeFrameRefusesBadFlags(t *testing.T) {
 }
 
 // Frame goldens: v1 was written by the encoder before writer sequences and
-// is never regenerated; v2 has every optional field.
+// is never regenerated; v2 adds the writer sequence, v3 the seal flag.
 var (
 	frameGoldenV1 = filepath.Join("testdata", "golden", "wire", "frame_v1.hex")
 	frameGoldenV2 = filepath.Join("testdata", "golden", "wire", "frame_v2.hex")
+	frameGoldenV3 = filepath.Join("testdata", "golden", "wire", "frame_v3.hex")
 )
 
 var frameGoldenSample = Frame{Stream: 42, Epoch: 5, Offset: 100,
@@ -117,9 +123,11 @@ var frameGoldenSample = Frame{Stream: 42, Epoch: 5, Offset: 100,
 func TestFrameGoldens(t *testing.T) {
 	v2 := frameGoldenSample
 	v2.WriterSeq = "0000000017"
-	for path, want := range map[string]Frame{frameGoldenV1: frameGoldenSample, frameGoldenV2: v2} {
+	v3 := v2
+	v3.Seals = true
+	for path, want := range map[string]Frame{frameGoldenV1: frameGoldenSample, frameGoldenV2: v2, frameGoldenV3: v3} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			if path == frameGoldenV2 {
+			if path != frameGoldenV1 {
 				writeGoldenOnUpdate(t, path, AppendFrame(nil, &want))
 			}
 			b := readGolden(t, path)
@@ -174,6 +182,7 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Add(body(Frame{Stream: 1, Epoch: 1, Offset: 9}))
 	f.Add([]byte{7, 2, 100, 1, 1, 'p', 3, 4, 1, 0x0a, 0x00, 0x01, 'x'}) // old style
 	f.Add([]byte{7, 2, 100, 6, 0})
+	f.Add(body(Frame{Stream: 2, Epoch: 3, Seals: true, Records: []Record{{Body: []byte("z")}}}))
 	f.Add(AppendFrame(nil, &Frame{Stream: 3, WriterSeq: "z", Records: []Record{{Body: []byte("y")}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkFrameReencodes(t, b)

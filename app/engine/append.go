@@ -28,10 +28,13 @@ import (
 // (SealStreamBy) once the records are durable; the append returns after
 // that. Readers see the sealing append's records only once the seal is
 // recorded, together with the closure, so a reader waiting at the tail
-// learns both in one answer; should the record fail, they see the
-// records without it. The record is not given up when the caller leaves,
-// for at most AppendTimeout: the records are durable by then, and a seal
-// left in doubt would keep the closure from readers.
+// learns both in one answer. The frame says it seals (Frame.Seals), so
+// the records and the closure are one write: should the record fail,
+// the records stay hidden, and the seal is recorded by the next of the
+// upload that commits them (in the same proposal), a close, a request
+// judged on the seal (awaitJudged) or a takeover that finds the frame.
+// The record is not given up when the caller leaves, for at most
+// AppendTimeout: the records are durable by then.
 func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.AppendResult, error) {
 	e, s, records := h.e, h.s, req.Records
 	if err := e.reserve(ctx, records); err != nil {
@@ -60,15 +63,10 @@ func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.Appe
 	} else if !broken.AckEarly() {
 		err = e.awaitDurable(done)
 	}
-	if req.Close && !res.Duplicate {
-		if err == nil {
-			sealCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.AppendTimeout)
-			err = e.recordSeal(sealCtx, s)
-			cancel()
-		}
-		if err != nil {
-			s.sealFailed()
-		}
+	if req.Close && !res.Duplicate && err == nil {
+		sealCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.AppendTimeout)
+		err = e.recordSeal(sealCtx, s)
+		cancel()
 	}
 	return res, err
 }
@@ -89,13 +87,18 @@ func (e *Engine) awaitDurable(done <-chan error) error {
 
 // awaitJudged waits, for at most AppendTimeout, until what verdict v was
 // judged on is durable: the offsets below off and, when v saw the stream
-// sealed, the seal's record in the metadata. An answer given earlier could
+// sealed, the seal's record in the metadata, which it makes itself once
+// the sealing records are durable (the sealing append's own record may
+// have failed; SealStreamBy is idempotent). An answer given earlier could
 // be undone by the failure of what it saw.
 func (e *Engine) awaitJudged(ctx context.Context, s *stream, v domain.Verdict, off uint64) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.cfg.AppendTimeout,
 		fmt.Errorf("%w after %v: the records or seal it was judged on are not stored yet", ErrNotDurable, e.cfg.AppendTimeout))
 	defer cancel()
-	err := s.waitDurable(ctx, off, v.Closed && v.Outcome != domain.Accepted)
+	err := s.waitConfirmed(ctx, off)
+	if err == nil && v.Closed && v.Outcome != domain.Accepted && s.sealAwaitsRecord() {
+		err = e.recordSeal(ctx, s)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return context.Cause(ctx)
 	}
@@ -133,7 +136,7 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 	if !v.Written() || len(req.Records) == 0 {
 		if seals {
 			s.mu.Lock()
-			s.holdForSealLocked(v.First)
+			s.holdForSealLocked(v.First, stampOf(req.Producer))
 			s.mu.Unlock()
 		}
 		s.write.Accept(req, v)
@@ -144,12 +147,13 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 		r.TimestampMs = v.TimestampMs
 		recs[i] = r
 	}
-	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: v.First, Producer: req.Producer, WriterSeq: req.WriterSeq, Records: recs}
+	f := &domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: v.First, Producer: req.Producer, WriterSeq: req.WriterSeq,
+		Seals: seals && e.sealFrames(), Records: recs}
 	done := make(chan error, 1)
 	s.mu.Lock()
 	s.records = append(s.records, recs...) // invisible until confirmed passes them
 	if seals {
-		s.holdForSealLocked(v.First) // and, sealing, until the seal is recorded
+		s.holdForSealLocked(v.First, stampOf(req.Producer)) // and, sealing, until the seal is recorded
 	}
 	s.mu.Unlock()
 	if err := e.cfg.WAL.SubmitBy(deadline, f, func(err error) { e.durable(s, f, err); done <- err }); err != nil {
@@ -165,6 +169,22 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 	}
 	s.write.Accept(req, v)
 	return v, done, nil
+}
+
+// sealFrames reports whether every node of the cluster reads the seal
+// flag of WAL frames: older ones refuse frames that carry it.
+func (e *Engine) sealFrames() bool {
+	v := e.cfg.Plane.View()
+	return v.ClusterLevel() >= domain.LevelSealFrames
+}
+
+// stampOf copies p, which belongs to the request.
+func stampOf(p *domain.ProducerStamp) *domain.ProducerStamp {
+	if p == nil {
+		return nil
+	}
+	stamp := *p
+	return &stamp
 }
 
 func (s *stream) err() error {
@@ -269,7 +289,13 @@ func recordsSize(records []domain.Record) int {
 // whoever writes the stream later can still tell a retry of that request
 // from one of an earlier request.
 func sealCommand(by domain.Proposer, s *stream) *domain.SealStreamBy {
-	return &domain.SealStreamBy{By: by, Stream: s.id, Epoch: s.epoch, Closer: s.write.Closer.Producer}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sealCommandLocked(by, s)
+}
+
+func sealCommandLocked(by domain.Proposer, s *stream) *domain.SealStreamBy {
+	return &domain.SealStreamBy{By: by, Stream: s.id, Epoch: s.epoch, Closer: s.sealCloser}
 }
 
 // recordSeal makes a seal decided under the gate durable in the metadata.

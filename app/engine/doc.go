@@ -228,6 +228,12 @@
 // readers until its seal is recorded (SealStreamBy applied): a reader
 // waiting at the tail then gets them and the closure in one answer, as
 // Durable Streams requires of long-poll and SSE, rather than the records
-// first and the closure on a second wake-up. Should the seal's record
-// fail, the records are shown without it.
+// first and the closure on a second wake-up. The sealing append's frame
+// says it seals (domain.Frame.Seals, once the cluster is at
+// domain.LevelSealFrames), so the records and the closure are one write:
+// should the seal's record fail, the records stay hidden, and the seal is
+// recorded by whichever comes first of the upload that commits them (in
+// the commit's own proposal, so no committed record outlives the frame
+// without its seal), a close of the stream, a request judged on the seal,
+// and a takeover that recovers the frame (before it shows the records).
 package engine

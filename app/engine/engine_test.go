@@ -54,6 +54,9 @@ func startProcessWAL(t testing.TB, log ports.MetaLog, store ports.ObjectStore, n
 		t.Fatalf("register: %v %v", r, err)
 	}
 	by := domain.Proposer{Node: node, Epoch: epoch}
+	if r, err := plane.ProposeOne(context.Background(), domain.DeclareLevel(by, domain.LevelCurrent)); err != nil || !r.OK() {
+		t.Fatalf("declare the level: %v %v", r, err) // as a node does once registered
+	}
 	cfg.Store, cfg.Node, cfg.Epoch = store, node, epoch
 	w := wal.Open(cfg)
 	return &process{plane: plane, wal: w, by: by,

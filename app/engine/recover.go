@@ -122,6 +122,9 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 	if err := e.rewrite(ctx, s, recovered); err != nil {
 		return err
 	}
+	if err := e.recordRecoveredSeal(ctx, s); err != nil {
+		return err
+	}
 	e.charge(s.records[prev.End-s.base:]) // their commit releases them
 	// Read before s is published: appends then move it, under its gate.
 	next := s.write.Next
@@ -142,6 +145,24 @@ func (e *Engine) recover(ctx context.Context, p *pendingRecovery) error {
 		}
 	}
 	e.cfg.Logger.Debug("stream opened", "stream", prev.ID, "epoch", epoch, "recovered", next-prev.End)
+	return nil
+}
+
+// recordRecoveredSeal records the seal a recovered frame carries: its
+// append sealed the stream, and its own record of the seal failed or was
+// never made. It goes before s is published, so that no reader sees the
+// frame's records without the closure.
+func (e *Engine) recordRecoveredSeal(ctx context.Context, s *stream) error {
+	if !s.write.Sealed || s.closed {
+		return nil
+	}
+	r, err := e.cfg.Plane.ProposeOne(ctx, sealCommand(e.cfg.By, s))
+	if err != nil || !r.OK() {
+		return fmt.Errorf("engine: recover stream %d: record its seal: %v %v", s.id, r, err)
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	return nil
 }
 

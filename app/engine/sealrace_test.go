@@ -71,11 +71,14 @@ func TestASealRefusedWithoutTheCloseRecordingItFails(t *testing.T) {
 // A fenced writer's seal, refused, stays refused even when the stream is
 // sealed at the same committed end by its successor: the successor's
 // records after it are not committed yet, so only this writer's own close
-// could have recorded its seal.
+// could have recorded its seal. Here the writer's frame does not say it
+// seals (a node of the cluster is of a release before LevelSealFrames),
+// so the successor does not record the seal either.
 func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
 	ctx := context.Background()
 	log, store := memlog.New(), memstore.New()
 	old := startProcess(t, log, store, 1, 1)
+	declareLevel(t, old, domain.LevelPlacement)
 	id := old.create(t, "/s")
 	s, _ := old.engine.local(id)
 	submitDurable(t, old, s, true)
@@ -90,6 +93,41 @@ func TestAFencedWritersSealIsNotTakenForItsSuccessors(t *testing.T) {
 	old.plane.WaitFor(ctx, successor.plane.Applied())
 	if err := old.engine.recordSeal(ctx, s); !errors.Is(err, ErrFenced) {
 		t.Fatalf("the fenced writer's seal after its records: %v, want ErrFenced (the stream goes on with b)", err)
+	}
+}
+
+// A writer that dies between its sealing append's durability and the
+// seal's record leaves a frame that says it seals: the takeover records
+// the seal before anyone reads the records, so they and the closure are
+// one write, and the stream takes no more.
+func TestATakeoverRecordsTheSealItsPredecessorsFrameCarries(t *testing.T) {
+	ctx := context.Background()
+	log, store := memlog.New(), memstore.New()
+	old := startProcess(t, log, store, 1, 1)
+	id := old.create(t, "/s")
+	s, _ := old.engine.local(id)
+	submitDurable(t, old, s, true)
+	successor := takeOver(t, log, store, 1, 2, old)
+	successor.mustOpen(t, id)
+	if st := successor.stream(t, id); !st.Sealed {
+		t.Fatal("the takeover did not record the seal its predecessor's frame carries")
+	}
+	h := successor.engine.byID(id)
+	wantPage(t, h, 1, []string{"a"}, true)
+	if _, err := h.Append(ctx, ports.AppendRequest{Records: records("b")}); !errors.Is(err, ports.ErrStreamClosed) {
+		t.Fatalf("append after the recovered seal: %v, want ports.ErrStreamClosed", err)
+	}
+	if err := old.engine.recordSeal(ctx, s); err == nil {
+		t.Fatal("the fenced writer recorded its seal")
+	}
+}
+
+// declareLevel declares p's node of feature level l, as a node of an
+// older release does.
+func declareLevel(t *testing.T, p *process, l domain.Level) {
+	t.Helper()
+	if r, err := p.plane.ProposeOne(context.Background(), domain.DeclareLevel(p.by, l)); err != nil || !r.OK() {
+		t.Fatalf("declare level %d: %v %v", l, r, err)
 	}
 }
 

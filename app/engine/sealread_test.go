@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/picomq/pico/adapters/memlog"
@@ -13,7 +14,7 @@ import (
 // A sealing append's records are durable before its seal is recorded;
 // readers see them only with the closure, once the seal is recorded, and
 // Read and End say the same of the stream. A seal whose record fails
-// shows them without it.
+// keeps them hidden until the upload that commits them records it.
 func TestASealingAppendsRecordsShowWithTheClosure(t *testing.T) {
 	ctx := context.Background()
 	p := startProcess(t, memlog.New(), memstore.New(), 1, 1)
@@ -30,11 +31,14 @@ func TestASealingAppendsRecordsShowWithTheClosure(t *testing.T) {
 	}
 	wantPage(t, h, 2, []string{"a", "a"}, true)
 
-	// The seal's record refused: the records show, the closure does not.
+	// The seal's record refused: neither the records nor the closure show,
+	// until the upload commits the records with the seal.
 	inner := memlog.New()
+	var refusing atomic.Bool
+	refusing.Store(true)
 	log := &refusesLog{MetaLog: inner, refuse: func(c domain.Command) bool {
 		_, ok := c.(*domain.SealStreamBy)
-		return ok
+		return ok && refusing.Load()
 	}}
 	p = startProcess(t, log, memstore.New(), 1, 1)
 	id = p.create(t, "/s")
@@ -42,7 +46,19 @@ func TestASealingAppendsRecordsShowWithTheClosure(t *testing.T) {
 	if _, err := h.Append(ctx, ports.AppendRequest{Records: records("a"), Close: true}); err == nil {
 		t.Fatal("append and close succeeded with its seal refused")
 	}
-	wantPage(t, h, 1, []string{"a"}, false)
+	wantPage(t, h, 0, nil, false)
+	if _, err := p.engine.Upload(ctx); err == nil {
+		t.Fatal("upload committed the sealing records without their seal")
+	}
+	wantPage(t, h, 0, nil, false)
+	refusing.Store(false)
+	if _, err := p.engine.Upload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, h, 1, []string{"a"}, true)
+	if st := p.stream(t, id); !st.Sealed || st.End != 1 {
+		t.Fatalf("stream after the upload: sealed %v, end %d; want sealed at 1", st.Sealed, st.End)
+	}
 }
 
 // wantPage checks a read of the whole stream and End against each other.
@@ -58,4 +74,30 @@ func wantPage(t *testing.T, h Handle, tail uint64, want []string, closed bool) {
 	if end, isClosed, err := h.End(); err != nil || end != tail || isClosed != closed {
 		t.Fatalf("End = %d, %v, %v; want %d, %v", end, isClosed, err, tail, closed)
 	}
+}
+
+// A producer's retry of a close whose seal's record failed is a duplicate,
+// judged on the seal: it records the seal itself, and its answer is the
+// close's.
+func TestARetriedCloseRecordsTheSeal(t *testing.T) {
+	ctx := context.Background()
+	var refusing atomic.Bool
+	refusing.Store(true)
+	log := &refusesLog{MetaLog: memlog.New(), refuse: func(c domain.Command) bool {
+		_, ok := c.(*domain.SealStreamBy)
+		return ok && refusing.Load()
+	}}
+	p := startProcess(t, log, memstore.New(), 1, 1)
+	id := p.create(t, "/s")
+	h := p.engine.byID(id)
+	req := ports.AppendRequest{Records: records("a"), Close: true, Producer: firstStamp()}
+	if _, err := h.Append(ctx, req); err == nil {
+		t.Fatal("append and close succeeded with its seal refused")
+	}
+	refusing.Store(false)
+	res, err := h.Append(ctx, req)
+	if err != nil || !res.Duplicate {
+		t.Fatalf("the retry: %+v, %v; want a duplicate", res, err)
+	}
+	wantPage(t, h, 1, []string{"a"}, true)
 }

@@ -44,6 +44,9 @@ type stream struct {
 	// closing append's records reach them together with the closure.
 	sealFrom    uint64
 	sealPending bool
+	// sealCloser is the producer stamp of the request that sealed the
+	// stream here, nil for one without: what its seal's record names.
+	sealCloser *domain.ProducerStamp
 	// closed: the stream's seal is recorded in the metadata. Readers are
 	// told so with the records, at the same moment: a page that reaches
 	// the readable tail of a closed stream reaches its end.
@@ -120,6 +123,10 @@ func (s *stream) load(frames []domain.Frame) []domain.Frame {
 		}
 		if f.WriterSeq != "" {
 			s.write.WriterSeq, s.durableWriterSeq = f.WriterSeq, f.WriterSeq
+		}
+		if f.Seals && !s.write.Sealed {
+			s.write.Sealed, s.write.Closer = true, domain.Closer{Known: true, Producer: f.Producer}
+			s.sealCloser = f.Producer
 		}
 	}
 	s.confirmed = s.write.Next
@@ -202,11 +209,11 @@ func (s *stream) readableLocked() uint64 {
 	return s.confirmed
 }
 
-// holdForSealLocked hides the records from offset from on (those of the append
-// sealing the stream) from readers until the seal is recorded
-// (sealRecorded) or its record fails (sealFailed). The caller holds mu.
-func (s *stream) holdForSealLocked(from uint64) {
-	s.sealFrom, s.sealPending = from, true
+// holdForSealLocked hides the records from offset from on (those of the
+// append sealing the stream, made by closer) from readers until the seal
+// is recorded (sealRecorded). The caller holds mu.
+func (s *stream) holdForSealLocked(from uint64, closer *domain.ProducerStamp) {
+	s.sealFrom, s.sealPending, s.sealCloser = from, true, closer
 }
 
 // sealRecorded is called once the seal is in the metadata: readers now see
@@ -218,15 +225,12 @@ func (s *stream) sealRecorded() {
 	s.notifyLocked()
 }
 
-// sealFailed shows readers the records held for a seal whose record
-// failed: they are durable, and the stream is not known to be closed.
-func (s *stream) sealFailed() {
+// sealAwaitsRecord reports whether the stream is sealed here and its seal
+// is not recorded yet.
+func (s *stream) sealAwaitsRecord() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sealPending {
-		s.sealPending = false
-		s.notifyLocked()
-	}
+	return s.sealPending
 }
 
 // tailView is what a reader sees of the stream at one moment: the

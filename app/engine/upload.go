@@ -16,6 +16,11 @@ type uploadPart struct {
 	s     *stream
 	frame domain.Frame
 	state domain.SectionState
+	// seal records the stream's seal with the commit, when its sealing
+	// append is among the records and its own record has not been made:
+	// committed records are retired from the WAL with the frame that
+	// says they seal.
+	seal *domain.SealStreamBy
 }
 
 // reservationTTLMs bounds how long an object id stays reserved: an upload
@@ -122,6 +127,9 @@ func (e *Engine) collect() (parts []uploadPart, full bool) {
 			recs := s.records[s.committed-s.base : s.confirmed-s.base]
 			p := uploadPart{s: s, frame: domain.Frame{Stream: s.id, Epoch: s.epoch, Offset: s.committed, Records: recs},
 				state: s.durableState()}
+			if s.sealPending && s.confirmed > s.sealFrom {
+				p.seal = sealCommandLocked(e.cfg.By, s)
+			}
 			parts = append(parts, p)
 			size += p.frame.Size()
 		}
@@ -151,17 +159,20 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 			spec.Ranges = append(spec.Ranges, domain.Range{Stream: p.s.id, Epoch: p.s.epoch,
 				Start: p.frame.Offset, End: p.frame.End()})
 		}
-		r, err := e.cfg.Plane.ProposeOne(ctx, &domain.CommitObjects{By: e.cfg.By, Objects: []domain.ObjectSpec{spec},
+		cmds := sealsOf(parts)
+		cmds = append(cmds, &domain.CommitObjects{By: e.cfg.By, Objects: []domain.ObjectSpec{spec},
 			NowMs: e.cfg.Now().UnixMilli()})
+		rs, err := e.cfg.Plane.Propose(ctx, cmds...)
 		if err != nil {
 			return 0, adopted, fmt.Errorf("engine: commit object %d: %w", id, err)
 		}
-		if r.OK() {
+		if r := rs[len(rs)-1]; r.OK() {
 			for _, p := range parts {
 				n += len(p.frame.Records)
 				p.s.commitTo(p.frame.End(), e.cfg.TailRecords, e.cfg.TailBytes)
 				e.release(p.frame.Size())
 			}
+			e.sealsRecorded(parts, rs)
 			return n, adopted, nil
 		}
 		var some bool
@@ -172,6 +183,34 @@ func (e *Engine) commit(ctx context.Context, id, size uint64, parts []uploadPart
 		}
 	}
 	return 0, adopted, fmt.Errorf("engine: commit object %d kept failing", id)
+}
+
+// sealsOf is the seal records the parts carry, in order, to go before
+// their commit in one proposal.
+func sealsOf(parts []uploadPart) []domain.Command {
+	var cmds []domain.Command
+	for _, p := range parts {
+		if p.seal != nil {
+			cmds = append(cmds, p.seal)
+		}
+	}
+	return cmds
+}
+
+// sealsRecorded shows readers the records of the parts whose seal the
+// commit recorded, rs being the proposal's results (sealsOf's first).
+func (e *Engine) sealsRecorded(parts []uploadPart, rs []domain.Result) {
+	for _, p := range parts {
+		if p.seal == nil {
+			continue
+		}
+		if rs[0].OK() {
+			p.s.sealRecorded()
+		} else {
+			e.cfg.Logger.Warn("recording a seal with its records failed", "stream", p.s.id, "result", rs[0])
+		}
+		rs = rs[1:]
+	}
 }
 
 // stillWritable keeps the parts whose commit may be retried as they are:
@@ -195,6 +234,9 @@ func (e *Engine) stillWritable(parts []uploadPart) (keep []uploadPart, adopted b
 			p.s.commitTo(st.End, e.cfg.TailRecords, e.cfg.TailBytes)
 			e.release(done.Size())
 			adopted = true
+			if p.seal != nil && st.Sealed {
+				p.s.sealRecorded() // with the commit adopted
+			}
 		}
 	}
 	return keep, adopted

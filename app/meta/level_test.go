@@ -107,7 +107,8 @@ func TestSnapshotsFollowTheClusterLevel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := snapshotLevel(); got != domain.LevelCurrent {
-		t.Fatalf("snapshot once every node declared level %d needs level %d", domain.LevelCurrent, got)
+	want := domain.SnapshotLevel([]byte{domain.SnapshotVersionAt(domain.LevelCurrent)})
+	if got := snapshotLevel(); got != want || want == domain.LevelBase {
+		t.Fatalf("snapshot once every node declared level %d needs level %d, want %d", domain.LevelCurrent, got, want)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/picomq/pico/domain"
 )
 
 // previousRelease runs this build as the release before placements: it
@@ -56,7 +58,7 @@ func TestRollingUpgradeUnderLoad(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	rolled := time.Since(started)
-	awaitClusterLevel(t, nodes[0], 2)
+	awaitClusterLevel(t, nodes[0], int(domain.LevelCurrent))
 	time.Sleep(time.Second)
 	stop()
 	total := wantEveryAckedRecordOnce(t, nodes[0].URL, appenders)

@@ -18,10 +18,10 @@
 // the picobroken tag, an engine that acknowledges before the WAL stores is
 // caught (TestCheckersCatchBrokenEngines).
 //
-// Not covered yet: an append that also closes is not atomic under a crash
-// (its records are durable in the WAL before the metadata records the
-// seal, so a takeover can recover them unsealed), so the histories close
-// without records; clock steps; reordering beyond what delays give;
+// Closes carry a record or none: the sealing frame says it seals, so a
+// takeover recovers the records and the closure together.
+//
+// Not covered yet: clock steps; reordering beyond what delays give;
 // partitions between nodes; the real binary over HTTP with Postgres and S3
 // faults.
 package histories

@@ -124,10 +124,10 @@ func drawSteps(t *rapid.T, p plan, client int) []step {
 		case k < 85:
 			s.in.Kind = linearize.Head
 		case k < 89:
-			// Closes carry no record: an append that also closes is not
-			// atomic yet (its records can be durable, and read, without
-			// the seal, which the metadata records after them).
 			s.in.Kind, s.in.Close = linearize.Append, true
+			if rapid.Bool().Draw(t, "close with a record") {
+				s.in.Body = fmt.Sprintf("c%d-%d", client, i)
+			}
 		case k < 95:
 			s.in.Kind, s.in.To = linearize.Trim, uint64(rapid.IntRange(0, 6).Draw(t, "trim to"))
 		case k < 97:

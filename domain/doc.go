@@ -108,8 +108,9 @@
 // process, a process of an older build counting as LevelBase. A node writes
 // what a level adds (a command, a snapshot version, a WAL frame flag) only
 // while the cluster is at that level, so a rolling upgrade works node by
-// node: the last node upgraded lifts the cluster to the new level. A node that finds the log
-// already past its level stops with a message naming the level it needs.
+// node: the last node upgraded lifts the cluster to the new level. A node
+// that finds the log already past its level stops with a message naming
+// the level it needs.
 //
 // # Fencing
 //

@@ -31,6 +31,16 @@ type ProducerStamp struct {
 	Seq   uint64
 }
 
+// Clone copies p (nil stays nil), so a state that keeps a stamp does not
+// share the request's.
+func (p *ProducerStamp) Clone() *ProducerStamp {
+	if p == nil {
+		return nil
+	}
+	stamp := *p
+	return &stamp
+}
+
 // Frame is one append of consecutive records to one stream, as written to the
 // WAL: records [Offset, Offset+len(Records)) written at stream epoch Epoch.
 type Frame struct {

@@ -215,11 +215,7 @@ func (w *WriteState) Accept(req WriteRequest, v Verdict) {
 		return
 	}
 	if req.Close && !w.Sealed {
-		w.Sealed, w.Closer = true, Closer{Known: true}
-		if p := req.Producer; p != nil {
-			stamp := *p
-			w.Closer.Producer = &stamp
-		}
+		w.Sealed, w.Closer = true, Closer{Known: true, Producer: req.Producer.Clone()}
 	}
 	if p := req.Producer; p != nil {
 		if w.Producers == nil {

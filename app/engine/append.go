@@ -136,7 +136,7 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 	if !v.Written() || len(req.Records) == 0 {
 		if seals {
 			s.mu.Lock()
-			s.holdForSealLocked(v.First, stampOf(req.Producer))
+			s.holdForSealLocked(v.First, req.Producer.Clone())
 			s.mu.Unlock()
 		}
 		s.write.Accept(req, v)
@@ -153,7 +153,7 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 	s.mu.Lock()
 	s.records = append(s.records, recs...) // invisible until confirmed passes them
 	if seals {
-		s.holdForSealLocked(v.First, stampOf(req.Producer)) // and, sealing, until the seal is recorded
+		s.holdForSealLocked(v.First, req.Producer.Clone()) // and, sealing, until the seal is recorded
 	}
 	s.mu.Unlock()
 	if err := e.cfg.WAL.SubmitBy(deadline, f, func(err error) { e.durable(s, f, err); done <- err }); err != nil {
@@ -176,15 +176,6 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 func (e *Engine) sealFrames() bool {
 	v := e.cfg.Plane.View()
 	return v.ClusterLevel() >= domain.LevelSealFrames
-}
-
-// stampOf copies p, which belongs to the request.
-func stampOf(p *domain.ProducerStamp) *domain.ProducerStamp {
-	if p == nil {
-		return nil
-	}
-	stamp := *p
-	return &stamp
 }
 
 func (s *stream) err() error {

@@ -156,13 +156,9 @@ func (e *Engine) recordRecoveredSeal(ctx context.Context, s *stream) error {
 	if !s.write.Sealed || s.closed {
 		return nil
 	}
-	r, err := e.cfg.Plane.ProposeOne(ctx, sealCommand(e.cfg.By, s))
-	if err != nil || !r.OK() {
-		return fmt.Errorf("engine: recover stream %d: record its seal: %v %v", s.id, r, err)
+	if err := e.recordSeal(ctx, s); err != nil {
+		return fmt.Errorf("engine: recover stream %d: record its seal: %w", s.id, err)
 	}
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
 	return nil
 }
 

@@ -45,7 +45,9 @@ type stream struct {
 	sealFrom    uint64
 	sealPending bool
 	// sealCloser is the producer stamp of the request that sealed the
-	// stream here, nil for one without: what its seal's record names.
+	// stream here, nil for one without: what its seal's record names. It
+	// is write.Closer's stamp under mu, for the upload (collect), which
+	// does not take the gate.
 	sealCloser *domain.ProducerStamp
 	// closed: the stream's seal is recorded in the metadata. Readers are
 	// told so with the records, at the same moment: a page that reaches
@@ -125,8 +127,8 @@ func (s *stream) load(frames []domain.Frame) []domain.Frame {
 			s.write.WriterSeq, s.durableWriterSeq = f.WriterSeq, f.WriterSeq
 		}
 		if f.Seals && !s.write.Sealed {
-			s.write.Sealed, s.write.Closer = true, domain.Closer{Known: true, Producer: f.Producer}
-			s.sealCloser = f.Producer
+			s.sealCloser = f.Producer.Clone()
+			s.write.Sealed, s.write.Closer = true, domain.Closer{Known: true, Producer: s.sealCloser}
 		}
 	}
 	s.confirmed = s.write.Next

@@ -24,17 +24,22 @@ func (s *Service) ReadTail(ctx context.Context, name string) (ports.ReadResult, 
 
 // read reads from offset from, or with atTail at the tail as found.
 func (s *Service) read(ctx context.Context, name string, from uint64, lim ports.ReadLimits, atTail bool) (ports.ReadResult, error) {
-	st, err := s.touch(ctx, name)
-	if err != nil {
-		return ports.ReadResult{}, err
-	}
+	var res ports.ReadResult
+	err := s.named(ctx, name, s.touch, func(st stream) (err error) {
+		res, err = s.readStream(ctx, st, from, lim, atTail)
+		return err
+	})
+	return res, err
+}
+
+func (s *Service) readStream(ctx context.Context, st stream, from uint64, lim ports.ReadLimits, atTail bool) (ports.ReadResult, error) {
 	count := maxReadRecords
 	if lim.Count > 0 {
 		count = min(lim.Count, maxReadRecords)
 	}
 	var page engine.ReadResult
 	var recs []domain.Record
-	err = s.openAnd(ctx, st, func(h engine.Handle) (err error) {
+	err := s.openAnd(ctx, st, func(h engine.Handle) (err error) {
 		at := from
 		if atTail {
 			if at, err = h.Tail(); err != nil {
@@ -110,11 +115,12 @@ func bodyBytes(recs []domain.Record) int {
 
 // Head returns a stream's info with live offsets; see ports.Streams.
 func (s *Service) Head(ctx context.Context, name string) (ports.StreamInfo, error) {
-	st, err := s.lookup(ctx, name)
-	if err != nil {
-		return ports.StreamInfo{}, err
-	}
-	return s.head(ctx, st)
+	var info ports.StreamInfo
+	err := s.named(ctx, name, s.lookup, func(st stream) (err error) {
+		info, err = s.head(ctx, st)
+		return err
+	})
+	return info, err
 }
 
 // head opens the stream here (so its tail is exact: a previous owner may

@@ -178,6 +178,25 @@ func (s *Service) touch(ctx context.Context, name string) (stream, error) {
 	return s.accessed(s.lookup(ctx, name))
 }
 
+// named runs op on the stream that name names, found by look. A view
+// that lags may still name a stream deleted since and made again under
+// the name: the engine finds that stream gone, and op runs once more on
+// the stream the caught-up log names.
+func (s *Service) named(ctx context.Context, name string, look func(context.Context, string) (stream, error), op func(stream) error) error {
+	st, err := look(ctx, name)
+	if err != nil {
+		return err
+	}
+	err = op(st)
+	if !errors.Is(err, ports.ErrStreamNotFound) || s.cfg.Plane.CatchUp(ctx) != nil {
+		return err
+	}
+	if now, found := look(ctx, name); found == nil && now.ID != st.ID {
+		return op(now)
+	}
+	return err
+}
+
 // touchView is touch on the view as it is, for creates: they settle a
 // name missing from a lagging view by proposing, so confirming the miss
 // against the log first would cost every new stream a read.

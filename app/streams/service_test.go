@@ -767,3 +767,55 @@ func TestANameMissingFromALaggingViewIsLookedUpInTheLog(t *testing.T) {
 		t.Fatalf("head of a stream nobody created: %v, want not found", err)
 	}
 }
+
+// TestANameMadeAgainIsServedThoughALaggingViewNamesTheOldStream: a view
+// that has not applied a delete and the create that followed still names
+// the deleted stream; a request by name goes to the stream made again,
+// not "not found".
+func TestANameMadeAgainIsServedThoughALaggingViewNamesTheOldStream(t *testing.T) {
+	ops := map[string]func(*process) error{
+		"append": func(p *process) error {
+			_, err := p.svc.Append(context.Background(), "/s", ports.AppendRequest{Records: recs("x")})
+			return err
+		},
+		"read": func(p *process) error {
+			_, err := p.svc.Read(context.Background(), "/s", 0, ports.ReadLimits{})
+			return err
+		},
+		"head": func(p *process) error {
+			_, err := p.svc.Head(context.Background(), "/s")
+			return err
+		},
+		"trim": func(p *process) error {
+			_, err := p.svc.Trim(context.Background(), "/s", 0)
+			return err
+		},
+		"delete": func(p *process) error { return p.svc.Delete(context.Background(), "/s") },
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			log, store, c := memlogAndStore()
+			a := start(t, log, store, 1, c)
+			b := startLagging(t, log, store, 2, c)
+			mustCreate(t, a, "/s")
+			v := a.plane.View()
+			old, _ := v.StreamByName("/s")
+			if err := a.engine.Close(ctx, old.ID); err != nil { // let go: any node may open it
+				t.Fatal(err)
+			}
+			if err := b.plane.CatchUp(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.svc.Delete(ctx, "/s"); err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, a, "/s")
+			err := op(b)
+			var re *ports.RedirectError
+			if !errors.As(err, &re) || re.Address != "http://node1" {
+				t.Fatalf("%s on a node whose view names the deleted stream: %v, want a redirect to node 1, the new stream's writer", name, err)
+			}
+		})
+	}
+}

@@ -149,43 +149,35 @@ func (s *Service) created(name string, id uint64) (stream, error) {
 
 // Append writes records; see ports.Streams.
 func (s *Service) Append(ctx context.Context, name string, req ports.AppendRequest) (ports.AppendResult, error) {
-	st, err := s.touch(ctx, name)
-	if err != nil {
-		return ports.AppendResult{}, err
-	}
-	unfit := ports.Unfit(st.cfg, req)
 	var res ports.AppendResult
-	err = s.openAnd(ctx, st, func(h engine.Handle) (err error) {
-		if unfit != nil {
-			return h.Refuse(req, unfit)
-		}
-		res, err = h.Append(ctx, req)
-		return err
+	err := s.named(ctx, name, s.touch, func(st stream) error {
+		unfit := ports.Unfit(st.cfg, req)
+		return s.openAnd(ctx, st, func(h engine.Handle) (err error) {
+			if unfit != nil {
+				return h.Refuse(req, unfit)
+			}
+			res, err = h.Append(ctx, req)
+			return err
+		})
 	})
 	return res, err
 }
 
 // Trim drops records below seq; see ports.Streams.
 func (s *Service) Trim(ctx context.Context, name string, seq uint64) (uint64, error) {
-	st, err := s.touch(ctx, name)
-	if err != nil {
-		return 0, err
-	}
 	var start uint64
-	err = s.openAnd(ctx, st, func(h engine.Handle) (err error) {
-		start, err = h.Trim(ctx, seq)
-		return err
+	err := s.named(ctx, name, s.touch, func(st stream) error {
+		return s.openAnd(ctx, st, func(h engine.Handle) (err error) {
+			start, err = h.Trim(ctx, seq)
+			return err
+		})
 	})
 	return start, err
 }
 
 // Delete removes a stream; see ports.Streams.
 func (s *Service) Delete(ctx context.Context, name string) error {
-	st, err := s.lookup(ctx, name)
-	if err != nil {
-		return err
-	}
-	return s.delete(ctx, st)
+	return s.named(ctx, name, s.lookup, func(st stream) error { return s.delete(ctx, st) })
 }
 
 func (s *Service) delete(ctx context.Context, st stream) error {

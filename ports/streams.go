@@ -158,9 +158,9 @@ type ListPage struct {
 // *RedirectError naming that node's address, unless the service serves every
 // stream locally; listeners call Route first to answer with a redirect.
 type Streams interface {
-	// Route returns "" when this node serves name, or the base URL of the
-	// node that does.
-	Route(name string) (string, error)
+	// Route returns nil when this node serves name, or the redirect to
+	// the node that does.
+	Route(name string) (*RedirectError, error)
 	// Create makes a stream, idempotently: created is false when a stream
 	// with an equal config exists (its info is returned); a different config
 	// is ErrStreamConflict. Initial records, if any, are appended when the
@@ -195,9 +195,26 @@ type Streams interface {
 }
 
 // RedirectError says another node serves the stream.
-type RedirectError struct{ Address string }
+type RedirectError struct {
+	// Address is the node's registered base URL, its main listener's.
+	Address string
+	// Listeners holds the base URL of each listener by protocol
+	// (domain.ProtocolPico, domain.ProtocolDS), nil when the node
+	// declared none.
+	Listeners map[string]string
+}
 
 func (e *RedirectError) Error() string { return "stream is served by " + e.Address }
+
+// To is the base URL a client speaking protocol is redirected to: the
+// node's listener for it, "" if it has none, or its Address when it
+// declared no listeners.
+func (e *RedirectError) To(protocol string) string {
+	if e.Listeners == nil {
+		return e.Address
+	}
+	return e.Listeners[protocol]
+}
 
 // ForkRequest describes a fork. Offsets below the fork point read the
 // source's records; appends to the fork continue from there.

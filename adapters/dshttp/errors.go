@@ -12,6 +12,7 @@ import (
 	"github.com/picomq/pico/adapters/internal/server/authgate"
 	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -59,7 +60,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return // an event stream already started; it just ends
 	}
-	if streamroute.AnswerRedirect(err, c) {
+	if streamroute.AnswerRedirect(err, c, domain.ProtocolDS) {
 		return
 	}
 	h := c.Response().Header()
@@ -98,7 +99,7 @@ func (s *server) describe(err error, h http.Header) (int, string) {
 	case errors.As(err, &se):
 		return s.describeStreamError(se, h)
 	case errors.As(err, new(*ports.RedirectError)):
-		return http.StatusServiceUnavailable, "the stream's owner has no address"
+		return http.StatusServiceUnavailable, "the stream's owner has no address for this protocol"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "request ended before the service answered"
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/picomq/pico/adapters/internal/server/authgate"
 	"github.com/picomq/pico/adapters/internal/server/streamroute"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -79,7 +80,7 @@ func (s *server) renderError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return // an event stream already started; it just ends
 	}
-	if streamroute.AnswerRedirect(err, c) {
+	if streamroute.AnswerRedirect(err, c, domain.ProtocolPico) {
 		return
 	}
 	h := c.Response().Header()
@@ -117,7 +118,7 @@ func (s *server) describe(err error, h http.Header) (int, errorBody) {
 	case errors.As(err, &se):
 		return s.streamErrorBody(se, h)
 	case errors.As(err, new(*ports.RedirectError)):
-		return http.StatusServiceUnavailable, errorBody{Error: codeUnavailable, Message: "the stream's owner has no address"}
+		return http.StatusServiceUnavailable, errorBody{Error: codeUnavailable, Message: "the stream's owner has no address for this protocol"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, errorBody{Error: codeUnavailable, Message: "request ended before the service answered"}
 	}

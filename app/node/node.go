@@ -24,6 +24,11 @@ type Config struct {
 	ID      domain.NodeID
 	Epoch   uint64 // fresh per process start, above the last registered one; 0 picks one
 	Address string // the URL other nodes and clients reach this node at
+	// Listeners maps each protocol this node serves (domain.ProtocolPico,
+	// domain.ProtocolDS) to the URL clients reach that listener at, so
+	// that other nodes redirect each client to the listener of its own
+	// protocol; nil declares none (Address serves both).
+	Listeners map[string]string
 	// ClusterID names the cluster; the first node records it in the
 	// metadata and a node of another cluster refuses to start on it.
 	ClusterID string
@@ -201,6 +206,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if err := declareLevel(ctx, plane, domain.Proposer{Node: cfg.ID, Epoch: cfg.Epoch}, cfg.Level); err != nil {
+		plane.Close()
+		return nil, err
+	}
+	if err := declareListeners(ctx, plane, domain.Proposer{Node: cfg.ID, Epoch: cfg.Epoch}, cfg.Listeners); err != nil {
 		plane.Close()
 		return nil, err
 	}
@@ -516,8 +525,28 @@ func (n *Node) leave() {
 // clusterKey is the registry key holding the cluster's name.
 const clusterKey = "cluster-id"
 
-// claimCluster records id as the cluster's name if none is recorded yet, and
-// fails if another is: two clusters must never share a metadata log.
+// declareListeners records the address of each of this process's
+// listeners by protocol.
+func declareListeners(ctx context.Context, plane *meta.Plane, by domain.Proposer, listeners map[string]string) error {
+	cmds := make([]domain.Command, 0, len(listeners))
+	for protocol, addr := range listeners {
+		cmds = append(cmds, domain.DeclareListener(by, protocol, addr))
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	rs, err := plane.Propose(ctx, cmds...)
+	for i := range rs {
+		if err == nil && !rs[i].OK() {
+			err = errors.New(rs[i].String())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("node: declare listeners: %w", err)
+	}
+	return nil
+}
+
 // declareLevel records the feature level this process reads, so that the
 // others write what it adds only once every node reads it.
 func declareLevel(ctx context.Context, plane *meta.Plane, by domain.Proposer, level domain.Level) error {
@@ -531,6 +560,8 @@ func declareLevel(ctx context.Context, plane *meta.Plane, by domain.Proposer, le
 	return nil
 }
 
+// claimCluster records id as the cluster's name if none is recorded yet, and
+// fails if another is: two clusters must never share a metadata log.
 func claimCluster(ctx context.Context, plane *meta.Plane, by domain.Proposer, id string) error {
 	if id == "" {
 		return nil

@@ -126,3 +126,17 @@ func streamErr(t *testing.T, err error, kind error) *ports.StreamError {
 func memlogAndStore() (ports.MetaLog, ports.ObjectStore, *clock) {
 	return memlog.New(), memstore.New(), newClock()
 }
+
+// routedTo is the base URL p's Route sends a Pico client on name to, ""
+// for p itself.
+func routedTo(t *testing.T, p *process, name string) string {
+	t.Helper()
+	r, err := p.svc.Route(name)
+	if err != nil {
+		t.Fatalf("route %s: %v", name, err)
+	}
+	if r == nil {
+		return ""
+	}
+	return r.To(domain.ProtocolPico)
+}

@@ -26,30 +26,30 @@ import (
 // returns "" to serve the stream here: placement picks this node, the
 // stream is held or being transferred, or its home is a live node (a
 // stream let go by a live node is revived where it is asked, as before).
-func (s *Service) placeRevival(ctx context.Context, st stream) string {
+func (s *Service) placeRevival(ctx context.Context, st stream) *ports.RedirectError {
 	if !s.cfg.Place || s.isLocal(st.ID) {
-		return ""
+		return nil
 	}
 	v := s.cfg.Plane.View()
 	cur, ok := v.Stream(st.ID)
 	if !ok || v.IsOpen(cur) || v.PendingTransfer(cur) != 0 || v.ClusterLevel() < domain.LevelPlacement {
-		return ""
+		return nil
 	}
 	if home, ok := v.Node(cur.Owner); ok && home.Slots > 0 {
-		return ""
+		return nil
 	}
 	to, placed := v.Place()
 	if !placed || to == s.cfg.By.Node {
-		return ""
+		return nil
 	}
 	if _, err := s.cfg.Plane.ProposeOne(ctx, &domain.StartTransfer{By: s.cfg.By, Stream: cur.ID, To: to}); err != nil {
-		return "" // it is served here, as before placement
+		return nil // it is served here, as before placement
 	}
 	v = s.cfg.Plane.View()
 	if cur, ok = v.Stream(st.ID); !ok {
-		return ""
+		return nil
 	}
-	return s.ownerAddress(&v, cur) // the transfer's target, or whoever took the stream meanwhile
+	return s.ownerRedirect(&v, cur) // the transfer's target, or whoever took the stream meanwhile
 }
 
 // creation is the command that creates stream name with cfg; content says
@@ -74,12 +74,12 @@ func (s *Service) placedElsewhere(name string, id uint64, content bool) (info po
 		return ports.StreamInfo{}, false, nil
 	}
 	v := s.cfg.Plane.View()
-	addr := s.ownerAddress(&v, st.Stream)
+	r := s.ownerRedirect(&v, st.Stream)
 	switch {
-	case addr == "":
+	case r == nil:
 		return ports.StreamInfo{}, true, ports.Errorf(ports.ErrUnavailable, "stream %s was placed on node %d, which has no address", name, st.Owner)
 	case content:
-		return ports.StreamInfo{}, true, &ports.RedirectError{Address: addr}
+		return ports.StreamInfo{}, true, r
 	}
 	return s.info(st), true, nil
 }

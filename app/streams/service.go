@@ -65,33 +65,47 @@ func New(cfg Config) *Service {
 // target itself serves it at once: its open waits for that, awaitLetGo);
 // any other stream nobody holds open is served wherever it is asked for,
 // which revives it here.
-func (s *Service) Route(name string) (string, error) {
+func (s *Service) Route(name string) (*ports.RedirectError, error) {
 	v := s.cfg.Plane.View()
 	st, ok := v.StreamByName(name)
 	if !ok {
-		return "", nil
+		return nil, nil
 	}
-	return s.ownerAddress(&v, st), nil
+	return s.ownerRedirect(&v, st), nil
 }
 
-func (s *Service) ownerAddress(v *domain.State, st *domain.Stream) string {
+// ownerRedirect is the redirect to the node that serves st, nil for this
+// one or none.
+func (s *Service) ownerRedirect(v *domain.State, st *domain.Stream) *ports.RedirectError {
 	owner := v.PendingTransfer(st)
 	if v.IsOpen(st) && owner != s.cfg.By.Node {
 		owner = st.Owner // which serves it until it lets go
 	}
-	return s.nodeAddress(v, owner)
+	return s.nodeRedirect(v, owner)
 }
 
-// nodeAddress is node id's base URL, "" for this node or none.
-func (s *Service) nodeAddress(v *domain.State, id domain.NodeID) string {
+// nodeRedirect is the redirect to node id, with the address of each of
+// its listeners; nil for this node or one without an address.
+func (s *Service) nodeRedirect(v *domain.State, id domain.NodeID) *ports.RedirectError {
 	if id == 0 || id == s.cfg.By.Node {
-		return ""
+		return nil
 	}
 	n, ok := v.Node(id)
 	if !ok || n.Address == "" || n.Address == s.cfg.Address {
-		return ""
+		return nil
 	}
-	return n.Address
+	r := &ports.RedirectError{Address: n.Address}
+	for _, p := range []string{domain.ProtocolPico, domain.ProtocolDS} {
+		if addr, declared := v.ListenerAddress(id, p); declared {
+			if r.Listeners == nil {
+				r.Listeners = map[string]string{}
+			}
+			if addr != "" {
+				r.Listeners[p] = addr
+			}
+		}
+	}
+	return r
 }
 
 // letGoWait bounds how long a request at a transfer's target waits for
@@ -251,8 +265,8 @@ func (s *Service) isLocal(id uint64) bool {
 // returns its handle. A stream open on another live node is a redirect to
 // it.
 func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
-	if addr := s.placeRevival(ctx, st); addr != "" {
-		return engine.Handle{}, &ports.RedirectError{Address: addr}
+	if r := s.placeRevival(ctx, st); r != nil {
+		return engine.Handle{}, r
 	}
 	s.awaitLetGo(ctx, st)
 	h, err := s.cfg.Engine.Open(ctx, st.ID)
@@ -317,12 +331,12 @@ func (s *Service) engineError(st stream, err error) error {
 	case errors.Is(err, engine.ErrNotOwner):
 		v := s.cfg.Plane.View()
 		if cur, ok := v.Stream(st.ID); ok {
-			addr := s.ownerAddress(&v, cur)
-			if addr == "" && v.IsOpen(cur) {
-				addr = s.nodeAddress(&v, cur.Owner) // a transfer here its writer has not let go of
+			r := s.ownerRedirect(&v, cur)
+			if r == nil && v.IsOpen(cur) {
+				r = s.nodeRedirect(&v, cur.Owner) // a transfer here its writer has not let go of
 			}
-			if addr != "" {
-				return &ports.RedirectError{Address: addr}
+			if r != nil {
+				return r
 			}
 		}
 		return ports.Errorf(ports.ErrUnavailable, "stream %s is served by another node", st.Name)

@@ -307,10 +307,10 @@ func TestRoutingAndRevivalAcrossNodes(t *testing.T) {
 	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
 		t.Fatal(err)
 	}
-	if addr, _ := b.svc.Route("/s"); addr != "http://node1" {
+	if addr := routedTo(t, b, "/s"); addr != "http://node1" {
 		t.Fatalf("node 2 routes /s to %q, want node 1", addr)
 	}
-	if addr, _ := a.svc.Route("/s"); addr != "" {
+	if addr := routedTo(t, a, "/s"); addr != "" {
 		t.Fatalf("the owner routes /s to %q", addr)
 	}
 	_, err := b.svc.Append(ctx, "/s", ports.AppendRequest{Records: recs("b")})
@@ -325,7 +325,7 @@ func TestRoutingAndRevivalAcrossNodes(t *testing.T) {
 	if err := b.plane.WaitFor(ctx, a.plane.Applied()); err != nil {
 		t.Fatal(err)
 	}
-	if addr, _ := b.svc.Route("/s"); addr != "" {
+	if addr := routedTo(t, b, "/s"); addr != "" {
 		t.Fatalf("a closed stream routes to %q, want here", addr)
 	}
 	if r := mustAppend(t, b, "/s", "b"); r.First != 1 {

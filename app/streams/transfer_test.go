@@ -40,8 +40,8 @@ func TestTransferMovesAStreamToItsTarget(t *testing.T) {
 	}
 	catchUp(t, third, a)
 	for _, p := range []*process{a, third} {
-		if addr, err := p.svc.Route("/s"); err != nil || addr != "http://node2" {
-			t.Fatalf("node %d routes /s to %q (%v), want the target", p.svc.cfg.By.Node, addr, err)
+		if addr := routedTo(t, p, "/s"); addr != "http://node2" {
+			t.Fatalf("node %d routes /s to %q, want the target", p.svc.cfg.By.Node, addr)
 		}
 	}
 	var redirect *ports.RedirectError
@@ -293,8 +293,8 @@ func TestTheTargetWaitsForTheWriterToLetGo(t *testing.T) {
 	mustAppend(t, a, "/s", "r0")
 	id := startTransferOnly(t, a, "/s", 2)
 	catchUp(t, b, a)
-	if addr, err := b.svc.Route("/s"); err != nil || addr != "" {
-		t.Fatalf("the target routes /s to %q (%v), want itself", addr, err)
+	if addr := routedTo(t, b, "/s"); addr != "" {
+		t.Fatalf("the target routes /s to %q, want itself", addr)
 	}
 	appended := make(chan error, 1)
 	go func() {

@@ -43,6 +43,23 @@ func (f *serveFlags) bindListeners() (protocolListeners, error) {
 	return ls, nil
 }
 
+// advertisedListeners maps each listener's protocol to the URL it is
+// reached at: the main one's is the node's address, one beside it
+// --ds-http-address or its bound address. The main listener wins a tie.
+func (f *serveFlags) advertisedListeners(ls protocolListeners, address string, logger *slog.Logger) map[string]string {
+	out := map[string]string{}
+	for _, l := range ls[1:] {
+		addr := f.dsHTTPAddress
+		if addr == "" {
+			addr = "http://" + l.ln.Addr().String()
+			warnUnreachableAddress(addr, l.ln.Addr(), "--ds-http-address", logger)
+		}
+		out[l.protocol] = addr
+	}
+	out[ls[0].protocol] = address
+	return out
+}
+
 func (ls protocolListeners) closeAll() {
 	for _, l := range ls {
 		if l.ln != nil {

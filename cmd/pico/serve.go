@@ -51,6 +51,7 @@ type serveFlags struct {
 	protocol         string
 	routing          string
 	dsListen         string
+	dsHTTPAddress    string
 	longPollSec      float64
 	sseMaxSec        float64
 	failoverSec      float64
@@ -123,6 +124,7 @@ func (f *serveFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.clusterID, "cluster-id", "picomq", "name of the cluster; a node refuses a metadata log of another cluster")
 	fs.StringVar(&f.protocol, "protocol", "pico", "wire protocol of --listen: pico or ds (Durable Streams)")
 	fs.StringVar(&f.dsListen, "ds-listen", "", "also serve Durable Streams on this address, beside --listen")
+	fs.StringVar(&f.dsHTTPAddress, "ds-http-address", "", "URL clients reach the --ds-listen listener at, where other nodes redirect Durable Streams clients (default http://DS-LISTEN)")
 	fs.StringVar(&f.routing, "routing", "redirect", "redirect: answer 307 to a stream's owner; local: serve every request here")
 	fs.Float64Var(&f.longPollSec, "long-poll-timeout-sec", 25, "how long a long-poll read waits for new records (fractions allowed)")
 	fs.Float64Var(&f.sseMaxSec, "sse-max-duration-sec", 55, "how long one SSE response lasts before the client reconnects")
@@ -151,6 +153,8 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--node-id must be between 1 and %d", 1<<31)
 	case f.protocol != "pico" && f.protocol != "ds":
 		return fmt.Errorf("--protocol %q: want pico or ds", f.protocol)
+	case f.dsHTTPAddress != "" && f.dsListen == "":
+		return errors.New("--ds-http-address is the address of --ds-listen: give both")
 	case f.routing != "redirect" && f.routing != "local":
 		return fmt.Errorf("--routing %q: want redirect or local", f.routing)
 	case f.auth != "off" && f.auth != "required":
@@ -263,8 +267,9 @@ func serve(args []string) error {
 	defer ls.closeAll()
 	if cfg.Address == "" {
 		cfg.Address = "http://" + ls[0].ln.Addr().String()
-		warnUnreachableAddress(cfg.Address, ls[0].ln.Addr(), logger)
+		warnUnreachableAddress(cfg.Address, ls[0].ln.Addr(), "--http-address", logger)
 	}
+	cfg.Listeners = f.advertisedListeners(ls, cfg.Address, logger)
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -304,9 +309,9 @@ func serve(args []string) error {
 // warnUnreachableAddress warns when the address the node advertises, to
 // other nodes and in redirects, is its wildcard bind (0.0.0.0, [::]):
 // nobody else can reach that.
-func warnUnreachableAddress(advertised string, bound net.Addr, logger *slog.Logger) {
+func warnUnreachableAddress(advertised string, bound net.Addr, flag string, logger *slog.Logger) {
 	if tcp, ok := bound.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
-		logger.Warn("the advertised address is this host's wildcard bind, which other nodes and redirected clients cannot reach: set --http-address to a URL they can (http://HOST:PORT)",
+		logger.Warn("the advertised address is this host's wildcard bind, which other nodes and redirected clients cannot reach: set "+flag+" to a URL they can (http://HOST:PORT)",
 			"advertised", advertised)
 	}
 }

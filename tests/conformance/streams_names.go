@@ -120,7 +120,7 @@ func testRoute(t *testing.T, open StreamsOpener) {
 
 func expectRoutedHere(t *testing.T, s ports.Streams, name string) {
 	t.Helper()
-	if addr, err := s.Route(name); err != nil || addr != "" {
-		t.Fatalf("Route(%s) = %q, %v; want it served here", name, addr, err)
+	if r, err := s.Route(name); err != nil || r != nil {
+		t.Fatalf("Route(%s) = %v, %v; want it served here", name, r, err)
 	}
 }

@@ -99,3 +99,33 @@ func awaitAnswer(t *testing.T, url string, want, meanwhile int, within time.Dura
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestRedirectsKeepEachClientOnItsProtocol runs two nodes that serve Pico
+// and, beside it, Durable Streams: a Durable Streams request for a stream
+// the other node owns is redirected to that node's Durable Streams
+// listener, a Pico request to its Pico listener; each client reads the
+// stream in its own protocol there.
+func TestRedirectsKeepEachClientOnItsProtocol(t *testing.T) {
+	meta, storage := clusterMetaURL(t), t.TempDir()
+	both := []string{"--ds-listen", "127.0.0.1:0"}
+	owner := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 1, flags: both})
+	other := startNode(t, nodeConfig{dataDir: t.TempDir(), metaURL: meta, storageDir: storage, nodeID: 2, flags: both})
+	const path = "/route/both"
+	mustCreateOn(t, owner, nil, path, "application/json")
+	mustAppend(t, owner.URL+path, "application/json", []byte(`{"n":1}`))
+
+	awaitAnswer(t, other.URL+path+"?seq=0", http.StatusTemporaryRedirect, http.StatusNotFound, 10*time.Second).
+		wantHeaders(t, "Location", owner.Advertised+path+"?seq=0")
+	const offset = "?offset=-1"
+	send(t, "GET", dsURL(t, other)+path+offset, nil, nil).wantStatus(t, http.StatusTemporaryRedirect).
+		wantHeaders(t, "Location", dsURL(t, owner)+path+offset)
+	resp, err := followingClient.Get(dsURL(t, other) + path + offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readReply(t, "GET (followed) "+dsURL(t, other)+path+offset, resp).wantStatus(t, 200)
+	if page.header.Get("Stream-Next-Offset") == "" {
+		t.Fatalf("the followed Durable Streams read was not answered in Durable Streams: %v", page.header)
+	}
+	wantJSONEqual(t, page.body, `[{"n":1}]`)
+}

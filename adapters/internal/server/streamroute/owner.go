@@ -26,25 +26,30 @@ func Redirects(routing string) (bool, error) {
 // when another one does. A failed lookup is an ErrUnavailable stream error,
 // which each protocol renders as it renders the service's own.
 func ToOwner(streams ports.Streams, name string) error {
-	addr, err := streams.Route(name)
+	r, err := streams.Route(name)
 	if err != nil {
 		return ports.Errorf(ports.ErrUnavailable, "cannot find the stream's owner: %v", err)
 	}
-	if addr != "" {
-		return &ports.RedirectError{Address: addr}
+	if r != nil {
+		return r
 	}
 	return nil
 }
 
-// AnswerRedirect answers a *ports.RedirectError that names an address with
-// a 307 to the same path and query there, and reports whether it did.
-func AnswerRedirect(err error, c echo.Context) bool {
+// AnswerRedirect answers a *ports.RedirectError that names an address for
+// protocol, the listener's, with a 307 to the same path and query there,
+// and reports whether it did.
+func AnswerRedirect(err error, c echo.Context, protocol string) bool {
 	var redirect *ports.RedirectError
-	if !errors.As(err, &redirect) || redirect.Address == "" {
+	if !errors.As(err, &redirect) {
+		return false
+	}
+	addr := redirect.To(protocol)
+	if addr == "" {
 		return false
 	}
 	r := c.Request()
-	loc := strings.TrimRight(redirect.Address, "/") + r.URL.EscapedPath()
+	loc := strings.TrimRight(addr, "/") + r.URL.EscapedPath()
 	if r.URL.RawQuery != "" {
 		loc += "?" + r.URL.RawQuery
 	}

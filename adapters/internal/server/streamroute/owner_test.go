@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -26,15 +27,21 @@ func TestAnswerRedirectKeepsPathAndQuery(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "/a%20b?offset=-1&live=sse", nil)
 	rec := httptest.NewRecorder()
 	c := echo.New().NewContext(req, rec)
-	if !AnswerRedirect(&ports.RedirectError{Address: "http://n2:4437/"}, c) {
+	if !AnswerRedirect(&ports.RedirectError{Address: "http://n2:4437/"}, c, domain.ProtocolPico) {
 		t.Fatal("redirect not answered")
 	}
 	if rec.Code != http.StatusTemporaryRedirect || rec.Header().Get("Location") != "http://n2:4437/a%20b?offset=-1&live=sse" ||
 		rec.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("%d %v", rec.Code, rec.Header())
 	}
-	for _, err := range []error{errors.New("other"), &ports.RedirectError{}} {
-		if AnswerRedirect(err, echo.New().NewContext(req, httptest.NewRecorder())) {
+	both := &ports.RedirectError{Address: "http://n2:4437", Listeners: map[string]string{domain.ProtocolPico: "http://n2:4437", domain.ProtocolDS: "http://n2:4438"}}
+	rec = httptest.NewRecorder()
+	if !AnswerRedirect(both, echo.New().NewContext(req, rec), domain.ProtocolDS) || rec.Header().Get("Location") != "http://n2:4438/a%20b?offset=-1&live=sse" {
+		t.Errorf("a Durable Streams client sent to %q, want the owner's Durable Streams listener", rec.Header().Get("Location"))
+	}
+	noDS := &ports.RedirectError{Address: "http://n2:4437", Listeners: map[string]string{domain.ProtocolPico: "http://n2:4437"}}
+	for _, err := range []error{errors.New("other"), &ports.RedirectError{}, noDS} {
+		if AnswerRedirect(err, echo.New().NewContext(req, httptest.NewRecorder()), domain.ProtocolDS) {
 			t.Errorf("%v answered as a redirect", err)
 		}
 	}

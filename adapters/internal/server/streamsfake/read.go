@@ -8,13 +8,16 @@ import (
 	"github.com/picomq/pico/ports"
 )
 
-func (f *Streams) Route(name string) (string, error) {
+func (f *Streams) Route(name string) (*ports.RedirectError, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.routeErr != nil {
-		return "", f.routeErr
+		return nil, f.routeErr
 	}
-	return f.owners[name], nil
+	if addr := f.owners[name]; addr != "" {
+		return &ports.RedirectError{Address: addr}, nil
+	}
+	return nil, nil
 }
 
 func (f *Streams) Read(_ context.Context, name string, from uint64, lim ports.ReadLimits) (ports.ReadResult, error) {

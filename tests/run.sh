@@ -205,13 +205,17 @@ install_ds_packages
 export PICOMQ_REQUIRE_NODE=1
 
 packages=()
+vet_flags=() # build tags reach go vet too
 value_next=false # the previous argument was a flag that takes a separate value
 for arg in "$@"; do
 	if $value_next; then
 		value_next=false
+		[[ $prev == -tags ]] && vet_flags+=(-tags "$arg")
 		continue
 	fi
+	prev=$arg
 	case $arg in
+	-tags=*) vet_flags+=("$arg") ;;
 	-run | -bench | -benchtime | -count | -timeout | -fuzz | -fuzztime | -cpu | -parallel | -skip | -tags | -p)
 		value_next=true ;;
 	. | ./* | ../* | "$module" | "$module"/*) packages+=("$arg") ;;
@@ -224,7 +228,7 @@ if [[ ${#packages[@]} -eq 0 ]]; then
 fi
 
 log "go vet ${packages[*]}"
-go vet "${packages[@]}"
+go vet "${vet_flags[@]}" "${packages[@]}"
 # -p 1: some tests restart the shared Postgres server, which would break the
 # Postgres tests of any package running at the same time.
 log "go test -count=1 -timeout 20m -p 1 ${test_args[*]}"

@@ -129,9 +129,15 @@ func (h *History) Stats() Stats {
 // $PICOMQ_ARTIFACTS or else the system's temporary directory, whose path
 // it returns.
 func (h *History) Linearizable(name string, timeout time.Duration) (porcupine.CheckResult, string, error) {
-	res, info := porcupine.CheckOperationsVerbose(Model, h.operations(false), timeout)
-	if res != porcupine.Illegal {
+	ops := h.operations(false)
+	// The verbose search explores every partition to its longest prefix:
+	// it runs only to draw a history already found illegal.
+	if res := porcupine.CheckOperationsTimeout(Model, ops, timeout); res != porcupine.Illegal {
 		return res, "", nil
+	}
+	res, info := porcupine.CheckOperationsVerbose(Model, ops, timeout)
+	if res != porcupine.Illegal {
+		return porcupine.Illegal, "", fmt.Errorf("the search for the visualisation ended %v", res)
 	}
 	path, err := writeVisualisation(name, info)
 	return res, path, err

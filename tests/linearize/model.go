@@ -114,7 +114,7 @@ func appendTo(s stream, in Input, out Output) (bool, stream) {
 		return out.Offset == offset && out.Next == next.next(), next
 	case Duplicate:
 		p, _ := s.producer(in.Producer.ID)
-		return in.Producer.Seq != p.seq || out.Offset == p.offset, s
+		return in.Producer.Seq != p.seq || out.NoOffset || out.Offset == p.offset, s
 	}
 	return true, s
 }

@@ -94,6 +94,9 @@ type Output struct {
 	// Append OK or Duplicate: the record's offset (a close without records:
 	// the tail).
 	Offset uint64
+	// Duplicate: the protocol does not report the original's offset, so
+	// Offset says nothing.
+	NoOffset bool
 	// Append: the tail after; Read: the page's end; Head: the next offset;
 	// Trim: the effective start.
 	Next uint64

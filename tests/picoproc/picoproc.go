@@ -254,6 +254,9 @@ func (p *Process) AwaitExit(t testing.TB, within time.Duration) int {
 	return 0
 }
 
+// Exited is closed once the process has ended and been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
 // Kill ends the process if it still runs.
 func (p *Process) Kill() {
 	select {

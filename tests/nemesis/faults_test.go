@@ -1,0 +1,145 @@
+//go:build nemesis
+
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/picomq/pico/tests/pgtest"
+	"github.com/picomq/pico/tests/picoproc"
+	"github.com/picomq/pico/tests/s3fault"
+)
+
+// nemesis injects one fault at a time, drawn from its seed, and counts
+// them by kind.
+type nemesis struct {
+	c    *cluster
+	bin  string
+	rnd  *rand.Rand
+	mu   sync.Mutex
+	done map[string]int
+	errs []string // faults that could not be injected or undone
+}
+
+func newNemesis(c *cluster, bin string, seed uint64) *nemesis {
+	return &nemesis{c: c, bin: bin, rnd: rand.New(rand.NewPCG(seed, 0x6e656d)), done: map[string]int{}}
+}
+
+// fault is one kind of fault: it runs to its end, healing what it broke.
+type fault struct {
+	kind   string
+	weight int
+	run    func(*nemesis, *round) error
+}
+
+var faults = []fault{
+	{"kill -9", 25, func(n *nemesis, _ *round) error {
+		return n.c.crash(n.node(), n.between(0, 2*time.Second))
+	}},
+	{"SIGSTOP", 15, func(n *nemesis, _ *round) error {
+		return n.c.freeze(n.node(), n.between(3*time.Second, 5*time.Second)) // past the 2 s failover window
+	}},
+	{"transfer", 20, func(n *nemesis, r *round) error {
+		name := r.streams[n.rnd.IntN(len(r.streams))]
+		return n.admin("admin", "transfer", name, "--to-node", fmt.Sprint(n.node().id))
+	}},
+	{"drain", 10, func(n *nemesis, _ *round) error {
+		id := fmt.Sprint(n.node().id)
+		err := n.admin("admin", "drain", id, "--wait")
+		if undo := n.admin("admin", "set-slots", id, "--slots", "1"); undo != nil {
+			return undo
+		}
+		return err
+	}},
+	{"store faults", 15, func(n *nemesis, _ *round) error {
+		n.c.proxy.Set(s3fault.Faults{Delay: 50 * time.Millisecond, Error: 0.05, Reset: 0.03, LostAnswer: 0.03, SlowBody: 0.05})
+		time.Sleep(n.between(2*time.Second, 5*time.Second))
+		n.c.proxy.Set(s3fault.Faults{})
+		return nil
+	}},
+	{"postgres restart", 15, func(*nemesis, *round) error {
+		out, err := exec.Command("sh", "-c", os.Getenv(pgtest.EnvRestart)).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}},
+}
+
+// runUntil injects faults, with pauses between them, until stop is
+// closed.
+func (n *nemesis) runUntil(r *round, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(n.between(500*time.Millisecond, 3*time.Second)):
+		}
+		f := n.draw()
+		err := f.run(n, r)
+		n.mu.Lock()
+		n.done[f.kind]++
+		if err != nil {
+			n.errs = append(n.errs, fmt.Sprintf("%s: %v", f.kind, err))
+		}
+		n.mu.Unlock()
+	}
+}
+
+func (n *nemesis) draw() fault {
+	total := 0
+	for _, f := range faults {
+		total += f.weight
+	}
+	x := n.rnd.IntN(total)
+	for _, f := range faults {
+		if x < f.weight {
+			return f
+		}
+		x -= f.weight
+	}
+	panic("unreachable")
+}
+
+func (n *nemesis) node() *node { return n.c.nodes[n.rnd.IntN(nodes)] }
+
+func (n *nemesis) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(n.rnd.Int64N(int64(hi-lo)+1))
+}
+
+// admin runs a pico admin command through a live node. A command the
+// cluster refuses mid-fault is not the nemesis's error: only one that
+// cannot run at all is.
+func (n *nemesis) admin(args ...string) error {
+	live := n.c.live()
+	if len(live) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	args = append(args, "--admin-endpoint", live[n.rnd.IntN(len(live))].adminURL())
+	cmd := exec.CommandContext(ctx, n.bin, args...)
+	cmd.Env = picoproc.Env()
+	out, err := cmd.CombinedOutput()
+	if _, exit := err.(*exec.ExitError); err != nil && !exit {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// counts returns the faults injected so far by kind.
+func (n *nemesis) counts() map[string]int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range n.done {
+		out[k] = v
+	}
+	return out
+}

@@ -31,25 +31,24 @@ func DeclareListener(p Proposer, protocol, address string) *PutKV {
 		Value: []byte(strconv.FormatUint(p.Epoch, 10) + " " + address)}
 }
 
-// ListenerAddress is where node id's registered process serves protocol,
-// "" if it serves it nowhere. declared is false when the process declared
-// no listener at all (a release before declarations): then only its
-// Address is known.
-func (s *State) ListenerAddress(id NodeID, protocol string) (address string, declared bool) {
+// Listeners maps each protocol node id's registered process serves to the
+// address it declared for it; nil when it declared none (a release before
+// declarations): then only its Address is known.
+func (s *State) Listeners(id NodeID) map[string]string {
 	n, known := s.Node(id)
 	if !known {
-		return "", false
+		return nil
 	}
+	var out map[string]string
 	for _, p := range protocols {
-		addr, ok := s.listenerAt(id, p, n.Epoch)
-		switch {
-		case ok && p == protocol:
-			return addr, true
-		case ok:
-			declared = true
+		if addr, ok := s.listenerAt(id, p, n.Epoch); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[p] = addr
 		}
 	}
-	return "", declared
+	return out
 }
 
 // listenerAt is node id's declared address for protocol at epoch.

@@ -94,18 +94,7 @@ func (s *Service) nodeRedirect(v *domain.State, id domain.NodeID) *ports.Redirec
 	if !ok || n.Address == "" || n.Address == s.cfg.Address {
 		return nil
 	}
-	r := &ports.RedirectError{Address: n.Address}
-	for _, p := range []string{domain.ProtocolPico, domain.ProtocolDS} {
-		if addr, declared := v.ListenerAddress(id, p); declared {
-			if r.Listeners == nil {
-				r.Listeners = map[string]string{}
-			}
-			if addr != "" {
-				r.Listeners[p] = addr
-			}
-		}
-	}
-	return r
+	return &ports.RedirectError{Address: n.Address, Listeners: v.Listeners(id)}
 }
 
 // letGoWait bounds how long a request at a transfer's target waits for

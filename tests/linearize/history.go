@@ -129,7 +129,7 @@ func (h *History) Stats() Stats {
 // $PICOMQ_ARTIFACTS or else the system's temporary directory, whose path
 // it returns.
 func (h *History) Linearizable(name string, timeout time.Duration) (porcupine.CheckResult, string, error) {
-	ops := h.operations(false)
+	ops := settle(h.operations(false))
 	// The verbose search explores every partition to its longest prefix:
 	// it runs only to draw a history already found illegal.
 	if res := porcupine.CheckOperationsTimeout(Model, ops, timeout); res != porcupine.Illegal {

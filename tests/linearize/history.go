@@ -41,6 +41,9 @@ type Stats struct {
 	Ops, Pending int
 	// Acked counts appends the server acknowledged (OK or Duplicate).
 	Acked int
+	// Unsettled counts the pending appends the reads do not settle (see
+	// settle): those the search has to place.
+	Unsettled int
 }
 
 // NewHistory returns an empty history.
@@ -119,6 +122,11 @@ func (h *History) Stats() Stats {
 			s.Pending++
 		case op.Input.(Input).Kind == Append && (out.Outcome == OK || out.Outcome == Duplicate):
 			s.Acked++
+		}
+	}
+	for _, op := range settle(h.operations(false)) {
+		if op.Output.(Output).Outcome == Unknown && op.Input.(Input).Kind == Append {
+			s.Unsettled++
 		}
 	}
 	return s

@@ -140,27 +140,36 @@ func TestCheckWritesTheVisualisation(t *testing.T) {
 
 // TestSettlingDecidesManyLostAnswers: a history with more appends of
 // unknown outcome than the search can order, most of them read back or
-// shown unwritten by the final read, is decided.
+// shown unwritten by the final reads, is decided, whether those end at an
+// empty page or at a sealed one.
 func TestSettlingDecidesManyLostAnswers(t *testing.T) {
-	h := NewHistory()
-	h.Begin(0, Input{Stream: "s", Kind: Create}).End(Output{Outcome: OK})
-	var landed []string
-	for i := range 24 {
-		body := string(rune('a' + i))
-		h.Begin(i, app(body)).End(Output{})
-		if i%3 == 0 {
-			landed = append(landed, body)
+	for _, sealed := range []bool{false, true} {
+		h := NewHistory()
+		h.Begin(0, Input{Stream: "s", Kind: Create}).End(Output{Outcome: OK})
+		var landed []string
+		for i := range 24 {
+			body := string(rune('a' + i))
+			h.Begin(i, app(body)).End(Output{})
+			if i%3 == 0 {
+				landed = append(landed, body)
+			}
 		}
-	}
-	h.Begin(0, readFrom(0)).End(page(0, false, landed...))
-	h.Begin(0, readFrom(uint64(len(landed)))).End(page(uint64(len(landed)), false))
-	res, _, _ := h.Linearizable(t.Name(), 10*time.Second)
-	if res != porcupine.Ok {
-		t.Fatalf("Linearizable: %v", res)
-	}
-	h.Begin(1, readFrom(0)).End(page(0, false, landed[1:]...))
-	if linearizable(h) {
-		t.Error("a later read without a record read before: judged linearizable")
+		n := uint64(len(landed))
+		if sealed {
+			h.Begin(0, Input{Stream: "s", Kind: Append, Close: true}).End(Output{Outcome: OK, Offset: n, Next: n})
+			h.Begin(0, readFrom(0)).End(page(0, true, landed...))
+		} else {
+			h.Begin(0, readFrom(0)).End(page(0, false, landed...))
+			h.Begin(0, readFrom(n)).End(page(n, false))
+		}
+		res, _, _ := h.Linearizable(t.Name(), 10*time.Second)
+		if res != porcupine.Ok {
+			t.Fatalf("sealed %v: Linearizable: %v", sealed, res)
+		}
+		h.Begin(1, readFrom(0)).End(page(0, sealed, landed[1:]...))
+		if linearizable(h) {
+			t.Errorf("sealed %v: a later read without a record read before: judged linearizable", sealed)
+		}
 	}
 }
 

@@ -140,8 +140,7 @@ func finalReads(ops []porcupine.Operation) (finalRead, bool) {
 		}
 	}
 	// The pages read from offset 0 on, each from where the one before
-	// ended, down to an empty one at the tail; other reads among them
-	// are left aside.
+	// ended, down to the tail; other reads among them are left aside.
 	covered, tail, sealed := uint64(0), false, false
 	for _, op := range ops[first:] {
 		in, out := op.Input.(Input), op.Output.(Output)
@@ -152,7 +151,9 @@ func finalReads(ops []porcupine.Operation) (finalRead, bool) {
 			return finalRead{}, false // trimmed
 		}
 		covered = max(covered, out.Next)
-		if out.Next == out.From && out.From == covered {
+		// A page reaches the tail if it is empty there, or sealed (a
+		// sealed page ends at the tail).
+		if out.Next == covered && (out.Next == out.From || out.Closed) {
 			tail, sealed = true, out.Closed
 		}
 	}

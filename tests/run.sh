@@ -13,6 +13,7 @@
 # on a free loopback port and removed on exit. Exported to the tests:
 #   PICOMQ_PG_URL      admin URL (database "postgres", user "postgres")
 #   PICOMQ_PG_RESTART  shell command restarting the server in immediate mode
+#   PICOMQ_PG_PID_FILE the server's postmaster.pid, for tests that pause it
 #   PICOMQ_REQUIRE_PG  1, so that Postgres tests fail rather than skip
 #
 # Unless PICOMQ_S3_ENDPOINT is already set (with PICOMQ_S3_ACCESS_KEY and
@@ -102,6 +103,7 @@ start_postgres() {
 	export PICOMQ_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 	# pg_ctl restart reuses the options the server was started with.
 	export PICOMQ_PG_RESTART="cd $(printf '%q' "$pg_dir") && $(printf '%q ' "${pg_ctl_cmd[@]}") -m immediate -w restart >/dev/null"
+	export PICOMQ_PG_PID_FILE="$pg_dir/data/postmaster.pid"
 	log "Postgres ready at $PICOMQ_PG_URL"
 }
 

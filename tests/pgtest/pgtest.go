@@ -22,9 +22,10 @@ import (
 
 // Environment variables read by this package.
 const (
-	EnvURL     = "PICOMQ_PG_URL"     // admin URL of a server where tests may create databases
-	EnvRequire = "PICOMQ_REQUIRE_PG" // "1": a missing server fails instead of skipping
-	EnvRestart = "PICOMQ_PG_RESTART" // shell command that restarts the server in immediate mode
+	EnvURL     = "PICOMQ_PG_URL"      // admin URL of a server where tests may create databases
+	EnvRequire = "PICOMQ_REQUIRE_PG"  // "1": a missing server fails instead of skipping
+	EnvRestart = "PICOMQ_PG_RESTART"  // shell command that restarts the server in immediate mode
+	EnvPIDFile = "PICOMQ_PG_PID_FILE" // the server's postmaster.pid, for tests that pause it
 )
 
 // URL creates an empty database with a unique name and returns its URL. The

@@ -47,7 +47,8 @@ func Build() (string, error) {
 			return
 		}
 		built.path = filepath.Join(built.dir, "pico")
-		cmd := exec.Command("go", "build", "-o", built.path, "github.com/picomq/pico/cmd/pico")
+		args := append(append([]string{"build"}, buildTags...), "-o", built.path, "github.com/picomq/pico/cmd/pico")
+		cmd := exec.Command("go", args...)
 		built.out, built.err = cmd.CombinedOutput()
 	})
 	if built.err != nil {

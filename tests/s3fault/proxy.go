@@ -13,6 +13,8 @@ package s3fault
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -37,6 +39,9 @@ type Faults struct {
 	// SlowBody: forward, then send the answer's body in pieces, pausing
 	// between them.
 	SlowBody float64
+	// HoldWrites: every PUT waits this long before it is forwarded, as a
+	// slow network holds the writes a process sent just before it paused.
+	HoldWrites time.Duration
 }
 
 // Kind names a fault, as Counts reports it.
@@ -49,6 +54,7 @@ const (
 	Reset      Kind = "reset"
 	LostAnswer Kind = "lost answer"
 	SlowBody   Kind = "slow body"
+	Held       Kind = "held write"
 )
 
 // slowPiece and slowPause shape a slow body: a 1 MiB answer takes about
@@ -87,7 +93,7 @@ func Start(target string, seed uint64) (*Proxy, error) {
 	p.forward = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(u)
 		r.Out.Host = r.In.Host // signed by the client
-	}}
+	}, ErrorLog: log.New(io.Discard, "", 0)} // a client giving up mid-request is one of the faults
 	p.server = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go p.server.Serve(ln)
 	return p, nil
@@ -114,8 +120,9 @@ func (p *Proxy) Counts() map[Kind]int64 {
 // Close stops the proxy and cuts its connections.
 func (p *Proxy) Close() error { return p.server.Close() }
 
-// draw picks the fault for one request and its delay, and counts them.
-func (p *Proxy) draw() (Kind, time.Duration) {
+// draw picks the fault for a request of method and its delay, and counts
+// them.
+func (p *Proxy) draw(method string) (Kind, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f := p.faults
@@ -123,6 +130,10 @@ func (p *Proxy) draw() (Kind, time.Duration) {
 	if f.Delay > 0 {
 		delay = time.Duration(p.rnd.Int64N(int64(f.Delay)))
 		p.counts[Delayed]++
+	}
+	if f.HoldWrites > 0 && method == http.MethodPut {
+		delay += f.HoldWrites
+		p.counts[Held]++
 	}
 	x := p.rnd.Float64()
 	for _, c := range []struct {
@@ -139,7 +150,7 @@ func (p *Proxy) draw() (Kind, time.Duration) {
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	kind, delay := p.draw()
+	kind, delay := p.draw(r.Method)
 	time.Sleep(delay)
 	switch kind {
 	case Errored:

@@ -102,8 +102,25 @@ func TestEachFaultDoesWhatItSays(t *testing.T) {
 	if took := time.Since(start); took < 3*slowPause {
 		t.Errorf("slow body of 4 pieces took %v, want at least %v", took, 3*slowPause)
 	}
+
+	const hold = 500 * time.Millisecond
+	p.Set(Faults{HoldWrites: hold})
+	start = time.Now()
+	if r, err := http.Get(p.URL + "/k"); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("GET under HoldWrites: %v %v", r, err)
+	}
+	if took := time.Since(start); took >= hold {
+		t.Errorf("a GET under HoldWrites took %v: only writes are held", took)
+	}
+	start = time.Now()
+	if r, err := put(p, "/h", []byte("v")); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("PUT under HoldWrites: %v %v", r, err)
+	}
+	if took := time.Since(start); took < hold {
+		t.Errorf("a PUT under HoldWrites of %v took %v", hold, took)
+	}
 	c := p.Counts()
-	if c[Errored] != 1 || c[Reset] != 1 || c[LostAnswer] != 1 || c[SlowBody] != 1 || c[Delayed] != 1 {
+	if c[Errored] != 1 || c[Reset] != 1 || c[LostAnswer] != 1 || c[SlowBody] != 1 || c[Delayed] != 1 || c[Held] != 1 {
 		t.Errorf("counts %v, want one of each", c)
 	}
 }

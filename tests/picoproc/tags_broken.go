@@ -1,0 +1,5 @@
+//go:build picobroken
+
+package picoproc
+
+var buildTags = []string{"-tags", "picobroken"}

@@ -28,7 +28,7 @@ func TestStoreOutage(t *testing.T) {
 		return []string{"Pico-Producer-Id", "p", "Pico-Producer-Epoch", "0", "Pico-Producer-Seq", seq}
 	}
 
-	proxy.setDown(true)
+	proxy.Drop()
 	start := time.Now()
 	r := send(t, "POST", n.URL+path, hdr(append([]string{"Content-Type", "text/plain"}, stamp("0")...)...), []byte("b"))
 	took := time.Since(start)
@@ -55,7 +55,7 @@ func TestStoreOutage(t *testing.T) {
 		t.Errorf("the appends behind a full buffer took %v, want about --append-timeout-sec each at most", took)
 	}
 
-	proxy.setDown(false)
+	proxy.Heal()
 	back := time.Now()
 	deadline := back.Add(30 * time.Second)
 	for {
@@ -73,14 +73,14 @@ func TestStoreOutage(t *testing.T) {
 	mustAppend(t, n.URL+path, "text/plain", []byte("c"))
 	wantBodies(t, path, send(t, "GET", n.URL+path+"?seq=0&format=json", nil, nil).records(t), 0, "a", "b", "c")
 
-	proxy.setDown(true)
+	proxy.Drop()
 	stopped := time.Now()
 	code := n.Stop(t, syscall.SIGTERM)
 	t.Logf("with the store gone, SIGTERM ended the node in %v (exit %d)", time.Since(stopped).Round(10*time.Millisecond), code)
 	if d := time.Since(stopped); d > 20*time.Second {
 		t.Errorf("SIGTERM took %v with the store gone, want a bounded shutdown", d)
 	}
-	proxy.setDown(false)
+	proxy.Heal()
 	again := n.restart(t)
 	wantBodies(t, path, send(t, "GET", again.URL+path+"?seq=0&format=json", nil, nil).records(t), 0, "a", "b", "c")
 }

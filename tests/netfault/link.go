@@ -4,6 +4,8 @@
 // direction and new connections wait, and when it heals what was sent
 // meanwhile goes on, as TCP's retransmissions would deliver it. Nothing is
 // refused or reset, so each side sees only silence: its timeouts decide.
+// A link can also be dropped, as a server that is down refuses: every
+// connection is closed, and new ones at once, until it heals.
 package netfault
 
 import (
@@ -20,10 +22,11 @@ type Link struct {
 	target string
 	ln     net.Listener
 
-	mu     sync.Mutex
-	healed chan struct{} // closed while the link is up
-	conns  map[net.Conn]struct{}
-	closed bool
+	mu      sync.Mutex
+	healed  chan struct{} // closed while the link is up
+	dropped bool
+	conns   map[net.Conn]struct{}
+	closed  bool
 }
 
 // Start listens on a loopback port and forwards to target, a host:port.
@@ -50,10 +53,22 @@ func (l *Link) Cut() {
 	}
 }
 
+// Drop closes every connection on the link, and each new one at once,
+// until Heal.
+func (l *Link) Drop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dropped = true
+	for c := range l.conns {
+		c.Close()
+	}
+}
+
 // Heal lets the link carry bytes again, those held first.
 func (l *Link) Heal() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.dropped = false
 	select {
 	case <-l.healed:
 	default:
@@ -111,7 +126,7 @@ func (l *Link) serve(c net.Conn) {
 func (l *Link) track(conns ...net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed || l.dropped {
 		return false
 	}
 	for _, c := range conns {

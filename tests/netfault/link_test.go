@@ -93,3 +93,42 @@ func TestACutLinkHoldsBytesUntilItHeals(t *testing.T) {
 		t.Fatalf("the new connection after the heal: %q %v", got, err)
 	}
 }
+
+// TestADroppedLinkRefusesUntilItHeals: a dropped link closes the open
+// connections and each new one, and a healed one carries new connections.
+func TestADroppedLinkRefusesUntilItHeals(t *testing.T) {
+	l, err := Start(echo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if got, err := roundTrip(c, r, "up", 5*time.Second); got != "up" || err != nil {
+		t.Fatalf("through the link: %q %v", got, err)
+	}
+	l.Drop()
+	if got, err := roundTrip(c, r, "dropped", 5*time.Second); err == nil {
+		t.Fatalf("an open connection on a dropped link answered %q", got)
+	}
+	late, err := net.Dial("tcp", l.Addr)
+	if err == nil {
+		defer late.Close()
+		if got, err := roundTrip(late, bufio.NewReader(late), "new", 5*time.Second); err == nil {
+			t.Fatalf("a new connection on a dropped link answered %q", got)
+		}
+	}
+	l.Heal()
+	again, err := net.Dial("tcp", l.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got, err := roundTrip(again, bufio.NewReader(again), "back", 5*time.Second); got != "back" || err != nil {
+		t.Fatalf("through the healed link: %q %v", got, err)
+	}
+}

@@ -1,5 +1,3 @@
-//go:build nemesis
-
 package nemesis
 
 import (

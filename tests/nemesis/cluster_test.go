@@ -1,5 +1,3 @@
-//go:build nemesis
-
 package nemesis
 
 import (
@@ -7,12 +5,14 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/picomq/pico/tests/netfault"
 	"github.com/picomq/pico/tests/pgtest"
 	"github.com/picomq/pico/tests/picoproc"
 	"github.com/picomq/pico/tests/s3fault"
@@ -29,6 +29,9 @@ type node struct {
 	listen, admin, dsAddr string
 	proc                  *picoproc.Process
 	up                    bool // serving as far as the nemesis knows
+	// The node's own links to the database and to the store, which a
+	// partition cuts.
+	toPG, toS3 *netfault.Link
 }
 
 func (n *node) picoURL() string { return "http://" + n.listen }
@@ -38,9 +41,10 @@ func (n *node) adminURL() string {
 }
 
 // cluster is the processes, the store's fault proxy and the settings
-// every node starts with.
+// every node starts with, each with its own links to the database and the
+// store in place of their addresses.
 type cluster struct {
-	meta, storage string
+	meta, storage *url.URL
 	proxy         *s3fault.Proxy
 	mu            sync.Mutex
 	nodes         [nodes]*node
@@ -53,9 +57,7 @@ var dsLine = regexp.MustCompile(`ds on http://(\S+)`)
 // bucket reached through a fault proxy seeded with seed.
 func startCluster(t *testing.T, seed uint64) *cluster {
 	t.Helper()
-	if os.Getenv(pgtest.EnvURL) == "" && os.Getenv(pgtest.EnvRequire) != "1" {
-		t.Skipf("the nemesis needs Postgres: set %s (tests/run.sh starts one)", pgtest.EnvURL)
-	}
+	needPostgres(t)
 	meta := pgtest.URL(t)
 	store := s3test.URL(t)
 	u, err := url.Parse(store)
@@ -68,12 +70,22 @@ func startCluster(t *testing.T, seed uint64) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proxy.Close() })
-	q.Set("endpoint", proxy.URL)
-	u.RawQuery = q.Encode()
-	c := &cluster{meta: meta, storage: "-2@" + u.String(), proxy: proxy}
+	metaURL, err := url.Parse(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{meta: metaURL, storage: u, proxy: proxy}
 	for i := range c.nodes {
-		c.nodes[i] = &node{id: i + 1, listen: "127.0.0.1:0", admin: "127.0.0.1:0", dsAddr: "127.0.0.1:0"}
-		if err := c.start(c.nodes[i]); err != nil {
+		n := &node{id: i + 1, listen: "127.0.0.1:0", admin: "127.0.0.1:0", dsAddr: "127.0.0.1:0"}
+		if n.toPG, err = netfault.Start(metaURL.Host); err != nil {
+			t.Fatal(err)
+		}
+		if n.toS3, err = netfault.Start(strings.TrimPrefix(proxy.URL, "http://")); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.toPG.Close(); n.toS3.Close() })
+		c.nodes[i] = n
+		if err := c.start(n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,14 +105,36 @@ func startCluster(t *testing.T, seed uint64) *cluster {
 	return c
 }
 
+// brokenEnv passes PICO_BROKEN on to the nodes: a build with the
+// picobroken tag then misbehaves as it names (package broken).
+func brokenEnv() []string {
+	if b := os.Getenv("PICO_BROKEN"); b != "" {
+		return []string{"PICO_BROKEN=" + b}
+	}
+	return nil
+}
+
+// needPostgres skips t without a Postgres server to run on, unless one is
+// required.
+func needPostgres(t *testing.T) {
+	if os.Getenv(pgtest.EnvURL) == "" && os.Getenv(pgtest.EnvRequire) != "1" {
+		t.Skipf("the nemesis needs Postgres: set %s (tests/run.sh starts one)", pgtest.EnvURL)
+	}
+}
+
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 // start runs a new incarnation of n and waits until it is ready.
 func (c *cluster) start(n *node) error {
+	meta, store := *c.meta, *c.storage
+	meta.Host = n.toPG.Addr
+	q := store.Query()
+	q.Set("endpoint", "http://"+n.toS3.Addr)
+	store.RawQuery = q.Encode()
 	args := []string{"--listen", n.listen, "--admin-listen", n.admin, "--ds-listen", n.dsAddr,
-		"--meta-url", c.meta, "--storage", c.storage, "--node-id", fmt.Sprint(n.id),
+		"--meta-url", meta.String(), "--storage", "-2@" + store.String(), "--node-id", fmt.Sprint(n.id),
 		"--long-poll-timeout-sec", "1", "--sse-max-duration-sec", "3"}
-	p, err := picoproc.Start(picoproc.Env(), args...)
+	p, err := picoproc.Start(picoproc.Env(brokenEnv()...), args...)
 	if err != nil {
 		return fmt.Errorf("node %d: %w", n.id, err)
 	}
@@ -181,6 +215,35 @@ func (c *cluster) freeze(n *node, d time.Duration) error {
 	c.mu.Unlock()
 	return nil
 }
+
+// partition cuts n's links (to the database, the store or both) for d,
+// while clients still reach it. A node cut from the database past the
+// failover window is fenced and exits once it learns so: it is started
+// again, as a supervisor would.
+func (c *cluster) partition(n *node, links []*netfault.Link, d time.Duration) error {
+	c.mu.Lock()
+	p := n.proc
+	c.mu.Unlock()
+	for _, l := range links {
+		l.Cut()
+	}
+	time.Sleep(d)
+	for _, l := range links {
+		l.Heal()
+	}
+	if p == nil || !slices.Contains(links, n.toPG) || d < failoverWindow {
+		return nil
+	}
+	if exited(p, 5*time.Second) {
+		c.down(n)
+		c.ended(n, p)
+		return c.start(n)
+	}
+	return nil
+}
+
+// failoverWindow is pico serve's default --failover-after-sec.
+const failoverWindow = 2 * time.Second
 
 // exited reports whether p ends within d.
 func exited(p *picoproc.Process, d time.Duration) bool {

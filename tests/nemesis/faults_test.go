@@ -1,5 +1,3 @@
-//go:build nemesis
-
 package nemesis
 
 import (
@@ -8,9 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/picomq/pico/tests/netfault"
 	"github.com/picomq/pico/tests/pgtest"
 	"github.com/picomq/pico/tests/picoproc"
 	"github.com/picomq/pico/tests/s3fault"
@@ -33,23 +34,42 @@ func newNemesis(c *cluster, bin string, seed uint64) *nemesis {
 
 // fault is one kind of fault: it runs to its end, healing what it broke.
 type fault struct {
+	key    string // its name in -nemesis.faults
 	kind   string
 	weight int
 	run    func(*nemesis, *round) error
 }
 
 var faults = []fault{
-	{"kill -9", 25, func(n *nemesis, _ *round) error {
+	{"kill", "kill -9", 25, func(n *nemesis, _ *round) error {
 		return n.c.crash(n.node(), n.between(0, 2*time.Second))
 	}},
-	{"SIGSTOP", 15, func(n *nemesis, _ *round) error {
+	{"stop", "SIGSTOP", 15, func(n *nemesis, _ *round) error {
 		return n.c.freeze(n.node(), n.between(3*time.Second, 5*time.Second)) // past the 2 s failover window
 	}},
-	{"transfer", 20, func(n *nemesis, r *round) error {
+	{"stop-held", "SIGSTOP, writes held", 10, func(n *nemesis, _ *round) error {
+		// The store takes the node's last writes only after the cluster
+		// has fenced it and a takeover has read its WAL: the fence alone
+		// keeps them from being acknowledged.
+		n.c.proxy.Set(s3fault.Faults{HoldWrites: 3500 * time.Millisecond})
+		time.AfterFunc(3*time.Second, func() { n.c.proxy.Set(s3fault.Faults{}) })
+		time.Sleep(100 * time.Millisecond)
+		return n.c.freeze(n.node(), n.between(3*time.Second, 5*time.Second))
+	}},
+	{"partition", "partition from postgres", 8, func(n *nemesis, _ *round) error {
+		return n.partition(func(x *node) []*netfault.Link { return []*netfault.Link{x.toPG} })
+	}},
+	{"partition", "partition from the store", 8, func(n *nemesis, _ *round) error {
+		return n.partition(func(x *node) []*netfault.Link { return []*netfault.Link{x.toS3} })
+	}},
+	{"partition", "partition from both", 8, func(n *nemesis, _ *round) error {
+		return n.partition(func(x *node) []*netfault.Link { return []*netfault.Link{x.toPG, x.toS3} })
+	}},
+	{"transfer", "transfer", 20, func(n *nemesis, r *round) error {
 		name := r.streams[n.rnd.IntN(len(r.streams))]
 		return n.admin("admin", "transfer", name, "--to-node", fmt.Sprint(n.node().id))
 	}},
-	{"drain", 10, func(n *nemesis, _ *round) error {
+	{"drain", "drain", 10, func(n *nemesis, _ *round) error {
 		id := fmt.Sprint(n.node().id)
 		err := n.admin("admin", "drain", id, "--wait")
 		if undo := n.admin("admin", "set-slots", id, "--slots", "1"); undo != nil {
@@ -57,14 +77,21 @@ var faults = []fault{
 		}
 		return err
 	}},
-	{"store faults", 15, func(n *nemesis, _ *round) error {
+	{"store", "store faults", 15, func(n *nemesis, _ *round) error {
 		n.c.proxy.Set(s3fault.Faults{Delay: 50 * time.Millisecond, Error: 0.05, Reset: 0.03, LostAnswer: 0.03, SlowBody: 0.05})
 		time.Sleep(n.between(2*time.Second, 5*time.Second))
 		n.c.proxy.Set(s3fault.Faults{})
 		return nil
 	}},
-	{"postgres restart", 15, func(*nemesis, *round) error {
-		out, err := exec.Command("sh", "-c", os.Getenv(pgtest.EnvRestart)).CombinedOutput()
+	{"pg-pause", "postgres paused", 10, func(n *nemesis, _ *round) error {
+		return pgtest.Pause(n.between(time.Second, 4*time.Second))
+	}},
+	{"pg", "postgres restart", 15, func(*nemesis, *round) error {
+		restart := os.Getenv(pgtest.EnvRestart)
+		if restart == "" {
+			return fmt.Errorf("%s is not set", pgtest.EnvRestart)
+		}
+		out, err := exec.Command("sh", "-c", restart).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%v: %s", err, out)
 		}
@@ -92,19 +119,32 @@ func (n *nemesis) runUntil(r *round, stop <-chan struct{}) {
 	}
 }
 
+// draw picks one of the faults -nemesis.faults allows, by weight.
 func (n *nemesis) draw() fault {
+	allowed := slices.DeleteFunc(slices.Clone(faults), func(f fault) bool { return !n.allows(f.key) })
 	total := 0
-	for _, f := range faults {
+	for _, f := range allowed {
 		total += f.weight
 	}
 	x := n.rnd.IntN(total)
-	for _, f := range faults {
+	for _, f := range allowed {
 		if x < f.weight {
 			return f
 		}
 		x -= f.weight
 	}
 	panic("unreachable")
+}
+
+// partition cuts the links of a node drawn, for up to 5 s: past the
+// failover window or not.
+func (n *nemesis) partition(links func(*node) []*netfault.Link) error {
+	target := n.node()
+	return n.c.partition(target, links(target), n.between(500*time.Millisecond, 5*time.Second))
+}
+
+func (n *nemesis) allows(key string) bool {
+	return *faultsFlag == "" || slices.Contains(strings.Split(*faultsFlag, ","), key)
 }
 
 func (n *nemesis) node() *node { return n.c.nodes[n.rnd.IntN(nodes)] }

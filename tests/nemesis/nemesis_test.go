@@ -1,5 +1,3 @@
-//go:build nemesis
-
 package nemesis
 
 import (
@@ -23,7 +21,8 @@ import (
 var (
 	durationFlag = flag.Duration("nemesis.duration", 60*time.Second, "traffic time of the whole run, in rounds of -nemesis.round")
 	roundFlag    = flag.Duration("nemesis.round", 30*time.Second, "traffic time of one round, checked on its own")
-	seedFlag     = flag.Uint64("nemesis.seed", 0, "the run's seed; 0 draws one (printed)")
+	seedFlag     = flag.Uint64("nemesis.seed", 1, "the run's seed; 0 draws one (printed)")
+	faultsFlag   = flag.String("nemesis.faults", "", "the faults to draw from, comma-separated among kill, stop, stop-held, partition, transfer, drain, store, pg, pg-pause; empty: all")
 )
 
 // streamsPerRound is how many streams each round writes.
@@ -49,6 +48,11 @@ type tally struct {
 // TestNemesis runs rounds of traffic under faults against three pico
 // processes and checks each: see the package doc.
 func TestNemesis(t *testing.T) {
+	for key := range strings.SplitSeq(*faultsFlag, ",") {
+		if *faultsFlag != "" && !slices.ContainsFunc(faults, func(f fault) bool { return f.key == key }) {
+			t.Fatalf("-nemesis.faults: no fault %q", key)
+		}
+	}
 	seed := *seedFlag
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -139,7 +143,8 @@ func (s *tally) add(t *testing.T, r *round) {
 		s.unsure++
 		s.violations = append(s.violations, fmt.Sprintf("round %d: linearizability undecided within %v (%+v)", s.rounds, checkTimeout, st))
 	}
-	t.Logf("round %d: %d operations, %d acknowledged appends, %d pending; linearizable: %v", s.rounds, st.Ops, st.Acked, st.Pending, res == porcupine.Ok)
+	t.Logf("round %d: %d operations, %d acknowledged appends, %d pending (%d not settled by reads); linearizable: %v",
+		s.rounds, st.Ops, st.Acked, st.Pending, st.Unsettled, res == porcupine.Ok)
 }
 
 // report logs the summary table.

@@ -1,5 +1,3 @@
-//go:build nemesis
-
 package nemesis
 
 import (
@@ -14,6 +12,12 @@ import (
 
 // workers is how many clients run at once.
 const workers = 6
+
+// thinkTime is a client's least pause between operations; it adds up to as
+// much again at random. It keeps a round's history small enough for the
+// search to decide: what a round proves comes from its faults, not from
+// its rate.
+const thinkTime = 20 * time.Millisecond
 
 // round is one round's streams, history and what its clients were told.
 type round struct {
@@ -102,7 +106,7 @@ func (c *client) runUntil(stop <-chan struct{}) {
 		select {
 		case <-stop:
 			return
-		default:
+		case <-time.After(thinkTime + time.Duration(c.rnd.Int64N(int64(thinkTime)))):
 		}
 		c.step()
 	}

@@ -50,24 +50,31 @@ func roundTrip(c net.Conn, r *bufio.Reader, msg string, wait time.Duration) (str
 	return line, err
 }
 
-// TestACutLinkHoldsBytesUntilItHeals: bytes cross an up link, stop while
-// it is cut (on open connections and new ones alike, neither refused), and
-// arrive once it heals.
-func TestACutLinkHoldsBytesUntilItHeals(t *testing.T) {
+// connected starts a link to an echo server and returns it with a
+// connection through it that has carried a line.
+func connected(t *testing.T) (*Link, net.Conn, *bufio.Reader) {
 	l, err := Start(echo(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	c, err := net.Dial("tcp", l.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	r := bufio.NewReader(c)
 	if got, err := roundTrip(c, r, "up", 5*time.Second); got != "up" || err != nil {
 		t.Fatalf("through the link: %q %v", got, err)
 	}
+	return l, c, r
+}
+
+// TestACutLinkHoldsBytesUntilItHeals: bytes cross an up link, stop while
+// it is cut (on open connections and new ones alike, neither refused), and
+// arrive once it heals.
+func TestACutLinkHoldsBytesUntilItHeals(t *testing.T) {
+	l, c, r := connected(t)
 
 	l.Cut()
 	if got, err := roundTrip(c, r, "held", 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -97,20 +104,7 @@ func TestACutLinkHoldsBytesUntilItHeals(t *testing.T) {
 // TestADroppedLinkRefusesUntilItHeals: a dropped link closes the open
 // connections and each new one, and a healed one carries new connections.
 func TestADroppedLinkRefusesUntilItHeals(t *testing.T) {
-	l, err := Start(echo(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	c, err := net.Dial("tcp", l.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
-	if got, err := roundTrip(c, r, "up", 5*time.Second); got != "up" || err != nil {
-		t.Fatalf("through the link: %q %v", got, err)
-	}
+	l, c, r := connected(t)
 	l.Drop()
 	if got, err := roundTrip(c, r, "dropped", 5*time.Second); err == nil {
 		t.Fatalf("an open connection on a dropped link answered %q", got)

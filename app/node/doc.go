@@ -67,14 +67,17 @@
 // # One process per node id (idguard.go)
 //
 // Two processes given one node id would fence each other in turn under
-// their supervisors, so a start checks first. The same node coming back
-// (same advertised address) registers at once, as does one whose
-// predecessor left or was fenced (no record at the registered epoch).
-// Otherwise the start watches the registered process's record for four
-// beats (the least silence failover takes for death): if it moves, the
-// start fails with ErrNodeIDInUse and names the live process; if not, that
-// process is gone and this one takes over. A process restarted at a new
-// address (--listen HOST:0 without --http-address) is the case that waits.
+// their supervisors, so a start checks first. One whose predecessor left
+// or was fenced (no record at the registered epoch) registers at once.
+// Otherwise the start watches the registered process's record for the
+// failover window (at least four beats, the least silence failover takes
+// for death): if it moves, the start fails with ErrNodeIDInUse and names
+// the live process; if not, that process is gone, or past its tenure, and
+// this one takes over. A restart at the same address waits too: a paused
+// or cut-off predecessor still answers the clients that reach it from its
+// own state until its tenure ends, and must not see its streams taken
+// first. So a node restarted after a crash is ready a window after its
+// last beat at the earliest; with failover off it registers at once.
 //
 // # Slots (slots.go)
 //

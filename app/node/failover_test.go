@@ -287,11 +287,15 @@ func (unlosableLease) Renew(context.Context, string, uint64, time.Duration, time
 
 // A process superseded by a newer one with its node id sees it is fenced
 // and stops its lease-gated work at once, without waiting for a renewal to
-// fail. The newer process takes the lease at once (its predecessor's).
+// fail. The newer process, started once the old one has gone silent (it
+// is paused or cut off), takes the lease at once (its predecessor's).
 func TestFencedProcessReleasesTheLease(t *testing.T) {
 	c := newFailoverCluster(t)
-	old := c.start(1, unlosableLease{c.log.Lease()}, c.log.Heartbeats())
+	beats := newDroppingBeats(c.log.Heartbeats())
+	old := c.start(1, unlosableLease{c.log.Lease()}, beats)
 	waitFor(t, "the first process to hold the lease", func() bool { _, held := old.LeaseHolder(); return held })
+	c.awaitRecords(1)
+	beats.fail(true)
 	newer := c.start(1, c.log.Lease(), c.log.Heartbeats())
 	if !heldWithin(newer, time.Second) {
 		t.Fatal("the newer process did not take its predecessor's lease at once")
@@ -386,7 +390,8 @@ func TestFencedWhileHeartbeatCallsHang(t *testing.T) {
 func TestFencingNeverHoldsUpTheJudge(t *testing.T) {
 	c := newFailoverCluster(t)
 	judgeLog := &hangingAppends{MetaLog: c.log}
-	judge := c.start(1, c.log.Lease(), c.log.Heartbeats(), func(cfg *Config) { cfg.Log = judgeLog })
+	judgeBeats := newDroppingBeats(c.log.Heartbeats())
+	judge := c.start(1, c.log.Lease(), judgeBeats, func(cfg *Config) { cfg.Log = judgeLog })
 	waitFor(t, "the judge to hold the lease", func() bool { _, held := judge.LeaseHolder(); return held })
 	beats := &droppingBeats{Heartbeats: c.log.Heartbeats()}
 	c.start(2, nil, beats)
@@ -395,6 +400,7 @@ func TestFencingNeverHoldsUpTheJudge(t *testing.T) {
 	t.Cleanup(func() { judgeLog.fail(false) })
 	beats.down.Store(true)
 	waitFor(t, "the judge's fence proposal to hang", func() bool { return judgeLog.gate.blocked.Load() > 0 })
+	judgeBeats.fail(true) // silent, so that its restart may supersede it
 	c.start(1, nil, c.log.Heartbeats())
 	if !fencedWithin(judge, 20*testFailoverAfter) {
 		t.Fatal("a judge whose fence proposal hangs does not see it is fenced")

@@ -17,6 +17,8 @@ func (e *Engine) Delete(ctx context.Context, id uint64) error {
 		if err := s.waitConfirmed(ctx, s.write.Next); err != nil && s.err() == nil {
 			return err
 		}
+		s.beginEnding()
+		defer s.endEnding()
 		return e.proposeDelete(ctx, id, s.epoch, s)
 	}
 	v := e.cfg.Plane.View()

@@ -207,6 +207,10 @@ func (e *Engine) closeCommitted(ctx context.Context, streams []*stream) (int, er
 func (e *Engine) proposeCloses(ctx context.Context, closing []*stream) error {
 	var cmds []domain.Command
 	sealing := make([]bool, len(closing)) // a SealStream goes just before the stream's CloseStream
+	for _, s := range closing {
+		s.beginEnding()
+		defer s.endEnding()
+	}
 	for i, s := range closing {
 		if sealing[i] = e.sealUnrecorded(s); sealing[i] {
 			cmds = append(cmds, sealCommand(e.cfg.By, s))

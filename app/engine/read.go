@@ -30,6 +30,9 @@ type ReadResult struct {
 // objects, without taking any lock an append needs.
 func (h Handle) Read(ctx context.Context, from uint64, max int) (ReadResult, error) {
 	e, s, id := h.e, h.s, h.s.id
+	if err := h.AwaitSettled(ctx); err != nil {
+		return ReadResult{}, err
+	}
 	if err := s.err(); err != nil {
 		return ReadResult{}, err
 	}

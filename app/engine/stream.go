@@ -33,6 +33,11 @@ type stream struct {
 	committed uint64          // records below are in committed data objects
 	changed   chan struct{}   // see changedLocked
 	failed    error
+	// ending, while this process proposes to close or delete the stream,
+	// is closed once the outcome is known. Meanwhile the stream may
+	// already be gone, or another process's, as others see the log, so
+	// readers wait rather than answer from it (see ending.go).
+	ending chan struct{}
 	// durableProducers is the producer state as of confirmed: what a data
 	// object written now must carry.
 	durableProducers map[string]domain.ProducerState

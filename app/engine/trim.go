@@ -83,13 +83,16 @@ func (h Handle) Tail() (uint64, error) {
 
 // End returns the stream's durable next offset as readers see it, and
 // whether the stream is closed there, both as of one moment, as a read
-// reports them.
+// reports them. While the stream is ending here it returns ErrEnding.
 func (h Handle) End() (tail uint64, closed bool, err error) {
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
 		return 0, false, s.failed
+	}
+	if s.ending != nil {
+		return 0, false, ErrEnding
 	}
 	return s.readableLocked(), s.closed, nil
 }

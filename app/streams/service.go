@@ -270,7 +270,9 @@ func (s *Service) open(ctx context.Context, st stream) (engine.Handle, error) {
 
 // openAnd opens st here and runs op, which returns an engine error. If the
 // engine let st go between the two, op did nothing (engine.ErrNotLocal is
-// returned before any effect): st is opened again and op runs once more.
+// returned before any effect): st is opened again and op runs once more,
+// as it does once a close or delete under way here settles
+// (engine.ErrEnding).
 // A dead-WAL takeover closes the streams it recovers right away (and a
 // shutdown's hand-off closes them all); without this, a request racing the
 // close would get a 503.
@@ -288,6 +290,14 @@ func (s *Service) openAnd(ctx context.Context, st stream, op func(engine.Handle)
 			return err
 		}
 		err = op(h)
+		if errors.Is(err, engine.ErrEnding) && !retried {
+			// A close or delete here is deciding the stream's fate: once
+			// it is known, the stream is opened again (or found gone).
+			if werr := h.AwaitSettled(ctx); werr != nil {
+				return ports.Errorf(ports.ErrUnavailable, "stream %s is being closed or deleted: %v", st.Name, werr)
+			}
+			continue
+		}
 		if err == nil || retried || !errors.Is(err, engine.ErrNotLocal) {
 			if err != nil {
 				if lapsed := s.serving(); lapsed != nil {
@@ -333,7 +343,7 @@ func (s *Service) engineError(st stream, err error) error {
 		return ports.Errorf(ports.ErrUnavailable, "%v; it may still be written: retry it (an idempotent producer's retry is not written twice)", err)
 	case errors.Is(err, wal.ErrFailed):
 		return ports.Errorf(ports.ErrUnavailable, "this node cannot make appends durable, it takes none until it restarts: %v", err)
-	case errors.Is(err, engine.ErrFenced), errors.Is(err, wal.ErrClosed), errors.Is(err, engine.ErrNotLocal):
+	case errors.Is(err, engine.ErrFenced), errors.Is(err, wal.ErrClosed), errors.Is(err, engine.ErrNotLocal), errors.Is(err, engine.ErrEnding):
 		return ports.Errorf(ports.ErrUnavailable, "this node no longer serves %s: %v", st.Name, err)
 	}
 	return err

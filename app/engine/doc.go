@@ -236,4 +236,10 @@
 // the commit's own proposal, so no committed record outlives the frame
 // without its seal), a close of the stream, a request judged on the seal,
 // and a takeover that recovers the frame (before it shows the records).
+//
+// A close or delete of a local stream is in the log, for every other node
+// to see, before its proposer learns the outcome. So the stream is marked
+// as ending before the proposal is sent (ending.go): until the outcome is
+// known, Read waits and End answers ErrEnding, and no reader here reports
+// a stream that others already find gone or elsewhere.
 package engine

@@ -14,14 +14,15 @@
 // Covered: failed, stalled and ambiguous (done, reported failed) PUTs,
 // GETs, log appends and reads; transfers mid-traffic; a node cut off from
 // the log with its store calls held, fenced by failover or not, then
-// resuming; crashes with a restart; idle streams leaving memory. Built with
-// the picobroken tag, an engine that acknowledges before the WAL stores is
-// caught (TestCheckersCatchBrokenEngines).
+// resuming; crashes with a restart, whose old process still answers the
+// requests in flight on it (a zombie); idle streams leaving memory. Built
+// with the picobroken tag, an engine that acknowledges before the WAL
+// stores is caught (TestCheckersCatchBrokenEngines).
 //
 // Closes carry a record or none: the sealing frame says it seals, so a
 // takeover recovers the records and the closure together.
 //
-// Not covered yet: clock steps; reordering beyond what delays give;
-// partitions between nodes; the real binary over HTTP with Postgres and S3
-// faults.
+// Not covered here: clock steps; reordering beyond what delays give. The
+// real binary over HTTP, with Postgres and S3 faults and partitions, is
+// package nemesis.
 package histories

@@ -12,7 +12,9 @@
 // never learned (a timeout, a reset connection, a 5xx) is recorded with the
 // Unknown outcome and never returns: porcupine may then place it anywhere
 // after its call, or in effect nowhere, and every later observation must
-// agree with one of those choices.
+// agree with one of those choices. A dozen such appends are more than the
+// search can order, so before it, what the reads saw settles them where it
+// can without ruling out any linearization of a correct run (settle.go).
 //
 // Two results are not fixed by the order of operations alone, and the model
 // keeps what they allow instead of guessing:

@@ -44,7 +44,7 @@ func settle(ops []porcupine.Operation) []porcupine.Operation {
 		r := record{in.Stream, in.Body}
 		at := seen[r]
 		end, ok := complete[in.Stream]
-		whole := ok && op.Call < end.call && !end.deletedAfter(op.Call)
+		whole := ok && !end.deletedAfter(op.Call) // the final reads come after every other call
 		if in.Body != "" && len(at) == 1 && writers[r] == 1 {
 			op.Output = Output{Outcome: OK, Offset: at[0], Next: at[0] + 1}
 		} else if whole && unwritten(in, at, end, acked) {
@@ -93,7 +93,6 @@ func recordsRead(ops []porcupine.Operation) map[record][]uint64 {
 
 // finalRead is what the reads that end a stream's history saw.
 type finalRead struct {
-	call    int64   // the first of them began
 	closed  bool    // the tail was sealed
 	deletes []int64 // the calls of the stream's deletes
 }
@@ -133,7 +132,7 @@ func finalReads(ops []porcupine.Operation) (finalRead, bool) {
 	if first == len(ops) {
 		return finalRead{}, false
 	}
-	f := finalRead{call: ops[first].Call}
+	var f finalRead
 	for _, op := range ops[:first] {
 		if op.Input.(Input).Kind == Delete {
 			f.deletes = append(f.deletes, op.Call)

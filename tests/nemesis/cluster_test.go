@@ -206,9 +206,8 @@ func (c *cluster) freeze(n *node, d time.Duration) error {
 	p.Cmd.Process.Signal(syscall.SIGSTOP)
 	time.Sleep(d)
 	p.Cmd.Process.Signal(syscall.SIGCONT)
-	if exited(p, 10*time.Second) {
-		c.ended(n, p)
-		return c.start(n)
+	if restarted, err := c.restartIfExited(n, p, 10*time.Second); restarted {
+		return err
 	}
 	c.mu.Lock()
 	n.up = true // it was not fenced: it serves on
@@ -234,12 +233,19 @@ func (c *cluster) partition(n *node, links []*netfault.Link, d time.Duration) er
 	if p == nil || !slices.Contains(links, n.toPG) || d < failoverWindow {
 		return nil
 	}
-	if exited(p, 5*time.Second) {
-		c.down(n)
-		c.ended(n, p)
-		return c.start(n)
+	_, err := c.restartIfExited(n, p, 5*time.Second)
+	return err
+}
+
+// restartIfExited starts n again, as a supervisor would, if its process p
+// exits within d: a fenced process exits once it learns so.
+func (c *cluster) restartIfExited(n *node, p *picoproc.Process, d time.Duration) (bool, error) {
+	if !exited(p, d) {
+		return false, nil
 	}
-	return nil
+	c.down(n)
+	c.ended(n, p)
+	return true, c.start(n)
 }
 
 // failoverWindow is pico serve's default --failover-after-sec.

@@ -56,15 +56,9 @@ var faults = []fault{
 		time.Sleep(100 * time.Millisecond)
 		return n.c.freeze(n.node(), n.between(3*time.Second, 5*time.Second))
 	}},
-	{"partition", "partition from postgres", 8, func(n *nemesis, _ *round) error {
-		return n.partition(func(x *node) []*netfault.Link { return []*netfault.Link{x.toPG} })
-	}},
-	{"partition", "partition from the store", 8, func(n *nemesis, _ *round) error {
-		return n.partition(func(x *node) []*netfault.Link { return []*netfault.Link{x.toS3} })
-	}},
-	{"partition", "partition from both", 8, func(n *nemesis, _ *round) error {
-		return n.partition(func(x *node) []*netfault.Link { return []*netfault.Link{x.toPG, x.toS3} })
-	}},
+	{"partition", "partition from postgres", 8, cut(true, false)},
+	{"partition", "partition from the store", 8, cut(false, true)},
+	{"partition", "partition from both", 8, cut(true, true)},
 	{"transfer", "transfer", 20, func(n *nemesis, r *round) error {
 		name := r.streams[n.rnd.IntN(len(r.streams))]
 		return n.admin("admin", "transfer", name, "--to-node", fmt.Sprint(n.node().id))
@@ -136,11 +130,20 @@ func (n *nemesis) draw() fault {
 	panic("unreachable")
 }
 
-// partition cuts the links of a node drawn, for up to 5 s: past the
-// failover window or not.
-func (n *nemesis) partition(links func(*node) []*netfault.Link) error {
-	target := n.node()
-	return n.c.partition(target, links(target), n.between(500*time.Millisecond, 5*time.Second))
+// cut is the fault that cuts a node drawn from the database, the store or
+// both, for up to 5 s: past the failover window or not.
+func cut(toPG, toS3 bool) func(*nemesis, *round) error {
+	return func(n *nemesis, _ *round) error {
+		target := n.node()
+		var links []*netfault.Link
+		if toPG {
+			links = append(links, target.toPG)
+		}
+		if toS3 {
+			links = append(links, target.toS3)
+		}
+		return n.c.partition(target, links, n.between(500*time.Millisecond, 5*time.Second))
+	}
 }
 
 func (n *nemesis) allows(key string) bool {

@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,14 +35,12 @@ func serverProcesses() ([]int, error) {
 	if path == "" {
 		return nil, fmt.Errorf("pgtest: %s is not set; run the tests through tests/run.sh", EnvPIDFile)
 	}
-	f, err := os.Open(path)
+	body, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	defer f.Close()
-	line := bufio.NewScanner(f)
-	line.Scan()
-	postmaster, err := strconv.Atoi(strings.TrimSpace(line.Text()))
+	first, _, _ := strings.Cut(string(body), "\n")
+	postmaster, err := strconv.Atoi(strings.TrimSpace(first))
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %s: no process id on its first line", path)
 	}

@@ -3,7 +3,9 @@ package pgtest
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -97,5 +99,34 @@ func TestRestartWithoutCommandFails(t *testing.T) {
 	tb = &stoppingTB{TB: t}
 	if tb.run(Restart); tb.how != "fatal" {
 		t.Fatalf("Restart with a failing command: %q, want fatal", tb.how)
+	}
+}
+
+// TestPauseStallsTheServer: a query sent while the server is paused is
+// answered only once the pause ends.
+func TestPauseStallsTheServer(t *testing.T) {
+	url := URL(t) // skips, or fails, without a server
+	if os.Getenv(EnvPIDFile) == "" {
+		t.Skipf("%s is not set: tests/run.sh sets it for the server it starts", EnvPIDFile)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	const pause = 600 * time.Millisecond
+	paused := make(chan error, 1)
+	go func() { paused <- Pause(pause) }()
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	var one int
+	if err := conn.QueryRow(t.Context(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("a query across the pause: %d %v", one, err)
+	}
+	if took := time.Since(began); took < pause/2 {
+		t.Errorf("a query sent during a %v pause was answered after %v", pause, took)
+	}
+	if err := <-paused; err != nil {
+		t.Fatal(err)
 	}
 }

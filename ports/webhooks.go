@@ -24,18 +24,27 @@ type WebhookResponse struct {
 
 // WebhookSender delivers webhooks, so the app does no HTTP itself. An error
 // means no answer arrived (connection refused, timeout, a refused address);
-// any status is an answer. Senders refuse to connect to private, link-local
-// and metadata addresses except the loopback development hosts.
+// any status is an answer. A sender refuses URLs its Policy refuses, and
+// connects to no address it does not allow.
 type WebhookSender interface {
 	Send(ctx context.Context, req WebhookRequest) (WebhookResponse, error)
+	// Policy is the address policy the sender applies, by which a
+	// subscription's URL is judged when it is created.
+	Policy() WebhookPolicy
 }
 
-// CheckWebhookURL is the webhook address policy: https to a public host,
-// or plain http to the development hosts localhost and 127.0.0.x. Private
-// (RFC 1918, unique local), loopback, link-local, shared (RFC 6598) and
-// cloud metadata addresses are refused, as are hosts that are numbers in
-// disguise. The error wraps ErrWebhookURLRejected.
-func CheckWebhookURL(raw string) error {
+// WebhookPolicy is the webhook address policy: https to a public host,
+// and plain http to the development hosts localhost and 127.0.0.x only if
+// AllowLoopback (otherwise a subscription could make the node post to its
+// own admin listener or any local service). Private (RFC 1918, unique
+// local), loopback, link-local, shared (RFC 6598) and cloud metadata
+// addresses are refused, as are hosts that are numbers in disguise.
+type WebhookPolicy struct {
+	AllowLoopback bool
+}
+
+// Check judges a webhook URL; the error wraps ErrWebhookURLRejected.
+func (p WebhookPolicy) Check(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Hostname() == "" {
 		return rejectWebhook("webhook.url must be an absolute URL with a host")
@@ -46,18 +55,28 @@ func CheckWebhookURL(raw string) error {
 	host := strings.ToLower(u.Hostname())
 	switch u.Scheme {
 	case "http":
-		if IsDevWebhookHost(host) {
-			return nil
+		switch {
+		case !IsDevWebhookHost(host):
+			return rejectWebhook("http webhook URLs are only allowed for localhost or 127.0.0.x; use https")
+		case !p.AllowLoopback:
+			return rejectWebhook("webhooks to localhost or 127.0.0.x are off on this server (an operator may allow them for development)")
 		}
-		return rejectWebhook("http webhook URLs are only allowed for localhost or 127.0.0.x; use https")
+		return nil
 	case "https":
 		return checkPublicHost(host)
 	}
 	return rejectWebhook("webhook.url must use https")
 }
 
-// IsDevWebhookHost reports whether host is a development host plain http
-// may reach: localhost or 127.0.0.x.
+// ReachesLoopback reports whether the policy lets a webhook to host
+// connect to a loopback address: host is a development host and the
+// policy allows them.
+func (p WebhookPolicy) ReachesLoopback(host string) bool {
+	return p.AllowLoopback && IsDevWebhookHost(host)
+}
+
+// IsDevWebhookHost reports whether host is a development host: localhost
+// or 127.0.0.x.
 func IsDevWebhookHost(host string) bool {
 	if host == "localhost" {
 		return true

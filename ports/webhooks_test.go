@@ -18,15 +18,34 @@ func TestCheckWebhookURL(t *testing.T) {
 		"https://localhost/x", "https://metadata.google.internal/x", "https://db.internal/x", "https://2130706433/x",
 		"https://0x7f.1/x", "https://user:pw@example.com/x", "/relative", "https://0.0.0.0/x", "not a url",
 	}
+	dev := WebhookPolicy{AllowLoopback: true}
 	for _, u := range allowed {
-		if err := CheckWebhookURL(u); err != nil {
+		if err := dev.Check(u); err != nil {
 			t.Errorf("%s rejected: %v", u, err)
 		}
 	}
 	for _, u := range rejected {
-		if err := CheckWebhookURL(u); !errors.Is(err, ErrWebhookURLRejected) {
+		if err := dev.Check(u); !errors.Is(err, ErrWebhookURLRejected) {
 			t.Errorf("%s: %v, want a rejection", u, err)
 		}
+	}
+}
+
+func TestWebhooksReachLoopbackOnlyWhenThePolicyAllowsIt(t *testing.T) {
+	for _, u := range []string{"http://localhost:8080/x", "http://127.0.0.1:9/x", "http://127.0.0.200/x"} {
+		if err := (WebhookPolicy{}).Check(u); !errors.Is(err, ErrWebhookURLRejected) {
+			t.Errorf("%s allowed by the default policy: %v", u, err)
+		}
+		if err := (WebhookPolicy{AllowLoopback: true}).Check(u); err != nil {
+			t.Errorf("%s refused with loopback allowed: %v", u, err)
+		}
+	}
+	if err := (WebhookPolicy{}).Check("https://hooks.example.com/x"); err != nil {
+		t.Errorf("a public https URL refused by the default policy: %v", err)
+	}
+	if (WebhookPolicy{}).ReachesLoopback("localhost") || !(WebhookPolicy{AllowLoopback: true}).ReachesLoopback("127.0.0.3") ||
+		(WebhookPolicy{AllowLoopback: true}).ReachesLoopback("10.0.0.1") {
+		t.Error("ReachesLoopback disagrees with the policy")
 	}
 }
 

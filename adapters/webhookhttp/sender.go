@@ -26,6 +26,8 @@ type Config struct {
 	Timeout time.Duration
 	// MaxResponseBytes is how much of an answer is read (64 KiB).
 	MaxResponseBytes int64
+	// Policy is the address policy (by default, no loopback).
+	Policy ports.WebhookPolicy
 	// Resolve looks host names up (default: the system resolver).
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
@@ -69,7 +71,7 @@ func New(cfg Config) *Sender {
 
 // Send posts one webhook; see ports.WebhookSender.
 func (s *Sender) Send(ctx context.Context, req ports.WebhookRequest) (ports.WebhookResponse, error) {
-	if err := ports.CheckWebhookURL(req.URL); err != nil {
+	if err := s.cfg.Policy.Check(req.URL); err != nil {
 		return ports.WebhookResponse{}, err
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
@@ -90,8 +92,11 @@ func (s *Sender) Send(ctx context.Context, req ports.WebhookRequest) (ports.Webh
 	return ports.WebhookResponse{Status: resp.StatusCode, Body: body}, nil
 }
 
+// Policy is the sender's address policy; see ports.WebhookSender.
+func (s *Sender) Policy() ports.WebhookPolicy { return s.cfg.Policy }
+
 // dial connects to the first allowed address of the host: a public one,
-// or loopback for the development hosts (localhost, 127.0.0.x).
+// or loopback for the development hosts if the policy allows them.
 func (s *Sender) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -101,7 +106,7 @@ func (s *Sender) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	dev := ports.IsDevWebhookHost(strings.ToLower(host))
+	dev := s.cfg.Policy.ReachesLoopback(strings.ToLower(host))
 	lastErr := fmt.Errorf("%w: %s", ErrAddressRefused, host)
 	for _, a := range addrs {
 		if !ports.IsPublicAddress(a) && !(dev && a.IsLoopback()) {

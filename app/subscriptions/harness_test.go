@@ -49,6 +49,9 @@ func (f *fakeSender) Send(_ context.Context, req ports.WebhookRequest) (ports.We
 	return f.answer, f.err
 }
 
+// Policy allows loopback: the tests' webhooks go to 127.0.0.1.
+func (f *fakeSender) Policy() ports.WebhookPolicy { return ports.WebhookPolicy{AllowLoopback: true} }
+
 func (f *fakeSender) answerWith(status int, body string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

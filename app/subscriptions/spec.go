@@ -125,7 +125,7 @@ func (s *Service) checkWebhook(spec ports.SubscriptionSpec) error {
 	case spec.ControlURL == "":
 		return invalid("webhook subscriptions need the server's control URL")
 	}
-	return ports.CheckWebhookURL(spec.WebhookURL)
+	return s.cfg.Webhooks.Policy().Check(spec.WebhookURL)
 }
 
 // configHash identifies a normalised configuration: a create with an equal

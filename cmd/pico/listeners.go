@@ -10,6 +10,7 @@ import (
 
 	"github.com/picomq/pico/adapters/adminhttp"
 	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/adapters/httpfault"
 	"github.com/picomq/pico/adapters/httpguard"
 	"github.com/picomq/pico/adapters/picohttp"
 	"github.com/picomq/pico/adapters/prommetrics"
@@ -68,11 +69,15 @@ func (ls protocolListeners) closeAll() {
 	}
 }
 
-// serve serves h on l, its connections counted against the node's cap.
-func (l *protocolListener) serve(h http.Handler, metrics *prommetrics.Metrics, guard connGuard, logger *slog.Logger) {
+// serve serves h on l, its connections counted against the node's cap,
+// and with faults (if not nil) injected at its edge.
+func (l *protocolListener) serve(h http.Handler, faults *httpfault.Table, metrics *prommetrics.Metrics, guard connGuard, logger *slog.Logger) {
 	protocol := prommetrics.ProtocolPico
 	if l.protocol == "ds" {
 		protocol = prommetrics.ProtocolDS
+	}
+	if faults != nil {
+		h = httpfault.Wrap(h, faults)
 	}
 	l.srv = &http.Server{Handler: metrics.Handler(protocol, httpguard.Bodies(h, guard.bodies)), ConnState: metrics.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: guard.idle, Protocols: serverProtocols()}
@@ -130,4 +135,15 @@ func listenAdmin(addr string, n *node.Node, metrics *prommetrics.Metrics, guard 
 		ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: guard.idle}
 	go serveOn(srv, ln, "admin", logger)
 	return srv, "http://" + ln.Addr().String(), nil
+}
+
+// faultTable is the fault table of listener l under --test-fault-injection,
+// nil without it; each listener has its own.
+func (f *serveFlags) faultTable(l *protocolListener, logger *slog.Logger) *httpfault.Table {
+	if !f.faultInjection {
+		return nil
+	}
+	logger.Warn("fault injection is on: any client may make this listener fail requests; for testing only",
+		"hook", "http://"+l.ln.Addr().String()+httpfault.HookPath)
+	return httpfault.NewTable(nil)
 }

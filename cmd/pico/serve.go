@@ -24,6 +24,7 @@ import (
 	"github.com/picomq/pico/adapters/webhookhttp"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/domain"
+	"github.com/picomq/pico/ports"
 )
 
 type serveFlags struct {
@@ -61,6 +62,8 @@ type serveFlags struct {
 	bootstrap        string
 	bootstrapF       string
 	allowRemote      bool
+	faultInjection   bool
+	webhookLoopback  bool
 	appendSec        float64
 	idleReleaseSec   float64
 	guardFlags
@@ -135,6 +138,8 @@ func (f *serveFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.bootstrap, "auth-bootstrap-token", "", "store this token (BASE64URL(id).BASE64URL(secret)) with the root scope at start; the same on every node")
 	fs.StringVar(&f.bootstrapF, "auth-bootstrap-token-file", "", "read the bootstrap token from this file (kept out of process listings)")
 	fs.BoolVar(&f.allowRemote, "insecure-allow-remote", false, "allow --auth off on listeners beyond loopback")
+	fs.BoolVar(&f.faultInjection, "test-fault-injection", false, "testing aid: serve POST/DELETE /_test/inject-error on the protocol listeners, through which anyone may make this node fail requests (not with --auth required)")
+	fs.BoolVar(&f.webhookLoopback, "webhook-allow-loopback", false, "let webhooks reach http://localhost and http://127.0.0.x, for development: a subscription may then make this node post to any local service")
 	fs.Usage = usageWithEnv(fs, "pico serve [flags]")
 	return fs
 }
@@ -159,6 +164,8 @@ func (f *serveFlags) validate() error {
 		return fmt.Errorf("--routing %q: want redirect or local", f.routing)
 	case f.auth != "off" && f.auth != "required":
 		return fmt.Errorf("--auth %q: want off or required", f.auth)
+	case f.faultInjection && f.auth == "required":
+		return errors.New("--test-fault-injection cannot run with --auth required: its hook lets any client make the node fail requests, so it is for test servers only")
 	case f.bootstrap != "" && f.bootstrapF != "":
 		return errors.New("give --auth-bootstrap-token or --auth-bootstrap-token-file, not both")
 	case f.failoverSec != 0 && !(f.failoverSec >= node.MinFailoverAfter.Seconds() && f.failoverSec <= maxFailoverSec):
@@ -246,7 +253,7 @@ func serve(args []string) error {
 	defer log.Close()
 	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
-		Webhooks: webhookhttp.New(webhookhttp.Config{}), FormatOffset: dshttp.FormatOffset,
+		Webhooks: webhookhttp.New(webhookhttp.Config{Policy: ports.WebhookPolicy{AllowLoopback: f.webhookLoopback}}), FormatOffset: dshttp.FormatOffset,
 		Heartbeats: log.Heartbeats(), FailoverAfter: time.Duration(f.failoverSec * float64(time.Second)),
 		AuthRequired: f.auth == "required", AuthBootstrap: bootstrap, Place: f.routing != "local"}
 	if cfg.Level, err = featureLevel(); err != nil {
@@ -278,7 +285,7 @@ func serve(args []string) error {
 	done := make(chan struct{})
 	metrics.Registry().MustRegister(append(nodeCollectors(n), guard.collector())...)
 	for _, l := range ls {
-		l.serve(f.protocolHandler(l.protocol, n, metrics, guard.live, done, logger), metrics, guard, logger)
+		l.serve(f.protocolHandler(l.protocol, n, metrics, guard.live, done, logger), f.faultTable(l, logger), metrics, guard, logger)
 	}
 	var admin *http.Server
 	adminLine := "admin listener off (--no-admin)"

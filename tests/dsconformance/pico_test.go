@@ -38,7 +38,8 @@ var storageSetups = []storageSetup{
 // startPico serves the Durable Streams protocol on the main listener and
 // returns once the node is ready. The long-poll timeout is the suite's
 // (§3: two tests block for it under a 5 s test timeout); SSE responses are
-// cut short so no reader lingers after a test.
+// cut short so no reader lingers after a test; the suite's webhook
+// receivers listen on 127.0.0.1.
 func startPico(t testing.TB, metaURL, storage string) *picoproc.Process {
 	t.Helper()
 	return startPicoIn(t, picoproc.Env(), metaURL, storage)
@@ -49,7 +50,7 @@ func startPicoIn(t testing.TB, env []string, metaURL, storage string, extra ...s
 	t.Helper()
 	args := []string{"--protocol", "ds",
 		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
-		"--long-poll-timeout-sec", "0.5", "--sse-max-duration-sec", "10",
+		"--long-poll-timeout-sec", "0.5", "--sse-max-duration-sec", "10", "--webhook-allow-loopback",
 		"--meta-url", metaURL, "--storage", storage}
 	return picoproc.ServeIn(t, env, append(args, extra...)...)
 }

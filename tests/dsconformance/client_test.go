@@ -1,6 +1,7 @@
 package dsconformance
 
 import (
+	"github.com/picomq/pico/tests/picoproc"
 	"strings"
 	"testing"
 	"time"
@@ -8,11 +9,12 @@ import (
 
 // TestOfficialClient runs client_test.mjs, the official TypeScript client
 // doing catch-up reads, resumes, live long-poll and SSE subscriptions and
-// idempotent production, against pico serve --protocol ds.
+// idempotent production, against pico serve --protocol ds; and the same
+// client through faults its test hook injects.
 func TestOfficialClient(t *testing.T) {
 	requireNode(t)
 	meta, storage := storageSetups[0].open(t) // SQLite+file: the suite covers the other setup
-	pico := startPico(t, meta, storage)
+	pico := startPicoIn(t, picoproc.Env(), meta, storage, "--test-fault-injection")
 	report := runVitest(t, "client_test.mjs", time.Minute, "DS_URL="+pico.URL)
 	checkAllPass(t, report)
 }

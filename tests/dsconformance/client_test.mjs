@@ -6,6 +6,7 @@ import {
   DurableStream,
   IdempotentProducer,
   StaleEpochError,
+  createFetchWithBackoff,
   stream,
 } from "@durable-streams/client"
 
@@ -166,5 +167,108 @@ describe("idempotent producer", () => {
     expect(oldErrors.some((e) => e instanceof StaleEpochError)).toBe(true)
     expect(await (await stream({ url, live: false })).text()).toBe("ab")
     await next.detach()
+  })
+})
+
+// inject arms a fault through the server's test hook (pico serve
+// --test-fault-injection); clear disarms them all.
+async function inject(url, fault) {
+  const res = await fetch(`${baseUrl}/_test/inject-error`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ path: new URL(url).pathname, ...fault }),
+  })
+  expect(res.status).toBe(200)
+}
+
+async function clear() {
+  expect((await fetch(`${baseUrl}/_test/inject-error`, { method: "DELETE" })).status).toBe(200)
+}
+
+// quick retries, so that faulted requests cost the tests little time.
+const backoffOptions = { initialDelay: 10, maxDelay: 50, multiplier: 2, maxRetries: 5 }
+
+describe("through faults at the edge", () => {
+  test("a read retries through answers of 503 and returns every record", async () => {
+    const url = streamUrl("fault-503")
+    const handle = await DurableStream.create({ url, contentType: "text/plain", batching: false })
+    await handle.append("kept")
+    await inject(url, { status: 503, count: 2, retryAfter: 0, method: "GET" })
+    try {
+      const res = await stream({ url, live: false, backoffOptions })
+      expect(await res.text()).toBe("kept")
+    } finally {
+      await clear()
+    }
+  })
+
+  test("a read retries through a dropped connection", async () => {
+    const url = streamUrl("fault-drop")
+    const handle = await DurableStream.create({ url, contentType: "application/json", batching: false })
+    await handle.append(JSON.stringify({ n: 1 }))
+    await inject(url, { dropConnection: true, method: "GET" })
+    try {
+      const res = await stream({ url, live: false, backoffOptions })
+      expect(await res.json()).toEqual([{ n: 1 }])
+    } finally {
+      await clear()
+    }
+  })
+
+  test("a producer's batch refused with 503 is sent again and written once", async () => {
+    const url = streamUrl("fault-producer")
+    const handle = await DurableStream.create({ url, contentType: "application/json" })
+    const errors = []
+    // The producer retries only through the fetch it is given.
+    const producer = new IdempotentProducer(handle, "faulted", {
+      lingerMs: 1,
+      fetch: createFetchWithBackoff(fetch, backoffOptions),
+      onError: (e) => errors.push(e),
+    })
+    await inject(url, { status: 503, count: 1, method: "POST" })
+    try {
+      for (let n = 0; n < 10; n++) producer.append(JSON.stringify({ n }))
+      await producer.flush()
+      expect(errors).toEqual([])
+      expect(await (await stream({ url, live: false })).json()).toEqual(Array.from({ length: 10 }, (_, n) => ({ n })))
+    } finally {
+      await clear()
+      await producer.detach()
+    }
+  })
+
+  test("a cut JSON answer is an error, not fewer records", async () => {
+    const url = streamUrl("fault-truncate")
+    const handle = await DurableStream.create({ url, contentType: "application/json", batching: false })
+    await handle.append(JSON.stringify({ text: "long enough to be cut in the middle" }))
+    await inject(url, { truncateBodyBytes: 12, method: "GET" })
+    try {
+      const res = await stream({ url, live: false })
+      await expect(res.json()).rejects.toThrow()
+      // The next read is whole again.
+      expect(await (await stream({ url, live: false })).json()).toEqual([{ text: "long enough to be cut in the middle" }])
+    } finally {
+      await clear()
+    }
+  })
+
+  test("an SSE subscriber passes over an event type it does not know", async () => {
+    const url = streamUrl("fault-sse-event")
+    const handle = await DurableStream.create({ url, contentType: "text/plain", batching: false })
+    await handle.append("first ")
+    await inject(url, { injectSseEvent: { eventType: "surprise", data: "ignore me" }, method: "GET" })
+    const res = await stream({ url, live: "sse" })
+    let text = ""
+    res.subscribeText(async (chunk) => {
+      text += chunk.text
+    })
+    try {
+      await until(() => text === "first ", 5000, "the catch-up text")
+      await handle.append("second")
+      await until(() => text === "first second", 5000, "the live text")
+    } finally {
+      res.cancel()
+      await clear()
+    }
   })
 })

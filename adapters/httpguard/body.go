@@ -42,8 +42,11 @@ func Bodies(h http.Handler, limits BodyLimits) http.Handler {
 			return
 		}
 		rr := &rateReader{src: r.Body, deadlines: http.NewResponseController(w), limits: limits}
-		if r.ProtoMajor == 1 {
+		switch {
+		case r.ProtoMajor == 1:
 			rr.header = w.Header()
+		case r.ProtoMajor == 2:
+			rr.shared = newSharedConn(connRead(r))
 		}
 		r.Body = rr
 		defer rr.disarm()
@@ -62,14 +65,18 @@ type rateReader struct {
 	deadlines readDeadliner
 	limits    BodyLimits
 	header    http.Header // HTTP/1 only: asks net/http to close the connection after the 408
+	shared    *sharedConn // HTTP/2 only: the connection the body shares
 	waited    time.Duration
 	read      int64
 	armed     bool
 }
 
 func (r *rateReader) Read(p []byte) (int, error) {
+	if r.shared != nil {
+		return r.readShared(p)
+	}
 	start := time.Now()
-	deadline, reason := r.deadline(start)
+	deadline, reason := r.deadline(start, r.read)
 	if !deadline.IsZero() && r.deadlines.SetReadDeadline(deadline) == nil {
 		r.armed = true
 	}
@@ -92,18 +99,28 @@ func (r *rateReader) Read(p []byte) (int, error) {
 }
 
 // deadline is the earlier of the two limits for a read starting at now,
-// and the reason that limit gives.
-func (r *rateReader) deadline(now time.Time) (time.Time, string) {
-	var at time.Time
-	var reason string
-	if rate := r.limits.MinRate; rate > 0 {
-		allowed := max(r.limits.Grace, time.Duration(float64(r.read)/rate*float64(time.Second)))
-		at = now.Add(allowed - r.waited)
-		reason = fmt.Sprintf("arrived slower than %g bytes/s", rate)
+// after progress bytes, and the reason that limit gives.
+func (r *rateReader) deadline(now time.Time, progress int64) (time.Time, string) {
+	at, reason := r.rateAt(now, progress)
+	return r.idleAt(now, at, reason)
+}
+
+// rateAt is when a read starting at now, after progress bytes, breaks the
+// minimum rate; zero if there is none.
+func (r *rateReader) rateAt(now time.Time, progress int64) (time.Time, string) {
+	rate := r.limits.MinRate
+	if rate <= 0 {
+		return time.Time{}, ""
 	}
-	if idle := r.limits.Idle; idle > 0 && (at.IsZero() || now.Add(idle).Before(at)) {
-		at = now.Add(idle)
-		reason = fmt.Sprintf("sent nothing for %s", idle)
+	allowed := max(r.limits.Grace, time.Duration(float64(progress)/rate*float64(time.Second)))
+	return now.Add(allowed - r.waited), fmt.Sprintf("arrived slower than %g bytes/s", rate)
+}
+
+// idleAt is the earlier of at and the idle limit counted from the last
+// byte, with its reason.
+func (r *rateReader) idleAt(lastByte, at time.Time, reason string) (time.Time, string) {
+	if idle := r.limits.Idle; idle > 0 && (at.IsZero() || lastByte.Add(idle).Before(at)) {
+		return lastByte.Add(idle), fmt.Sprintf("sent nothing for %s", idle)
 	}
 	return at, reason
 }

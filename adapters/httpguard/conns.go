@@ -1,8 +1,10 @@
 package httpguard
 
 import (
+	"context"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -97,11 +99,36 @@ func (c *Conns) refuse(conn net.Conn) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(conn, 64<<10))
 }
 
-// countedConn gives its place back once, however often it is closed.
+// countedConn gives its place back once, however often it is closed,
+// and counts the bytes it read, by which HTTP/2 bodies are judged.
 type countedConn struct {
 	net.Conn
 	conns *Conns
 	once  sync.Once
+	read  atomic.Int64
+}
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+type connKey struct{}
+
+// ConnContext is an http.Server's ConnContext hook: it lets Bodies find
+// the connection a request came on.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if cc, ok := c.(*countedConn); ok {
+		return context.WithValue(ctx, connKey{}, &cc.read)
+	}
+	return ctx
+}
+
+// connRead is the byte count of the connection r came on, nil if unknown.
+func connRead(r *http.Request) *atomic.Int64 {
+	n, _ := r.Context().Value(connKey{}).(*atomic.Int64)
+	return n
 }
 
 func (c *countedConn) Close() error {

@@ -11,6 +11,12 @@
 // arrive, through http.ResponseController, so an upload at any honest
 // speed has no whole-request deadline.
 //
+// An HTTP/2 body shares its connection's bandwidth and flow-control
+// window with the other streams, so it may wait while the client sends
+// theirs: its limits count the bytes the whole connection delivered
+// while it waited (Conns counts them; ConnContext hands the count to the
+// request), and a timer checks them during each read.
+//
 // Conns caps the open connections of the listeners it wraps, answering
 // those over the cap 503 with Retry-After. LiveReaders caps the live reads
 // (long-poll, SSE) parked at once, across both protocols.

@@ -80,6 +80,7 @@ func (l *protocolListener) serve(h http.Handler, faults *httpfault.Table, metric
 		h = httpfault.Wrap(h, faults)
 	}
 	l.srv = &http.Server{Handler: metrics.Handler(protocol, httpguard.Bodies(h, guard.bodies)), ConnState: metrics.ConnState,
+		ConnContext:       httpguard.ConnContext,
 		ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: guard.idle, Protocols: serverProtocols()}
 	go serveOn(l.srv, guard.conns.Limit(l.ln), l.protocol, logger)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +18,10 @@ import (
 // benchOptions are pico bench's flags.
 type benchOptions struct {
 	duration    time.Duration
-	window      int // appends in flight
-	batch       int // records per append
+	warmup      time.Duration // appended first, not counted
+	metrics     []string      // /metrics URLs of the nodes, for the cost
+	window      int           // appends in flight
+	batch       int           // records per append
 	streams     int
 	connections int // separate connection pools
 	recordSize  int
@@ -37,15 +40,23 @@ const (
 )
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "pico bench [-d DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--producer] [--keep] [--json]")
+	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--producer] [--keep] [--json]")
 	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
---record-size bytes to them for --duration, --window appends in flight, each
-of --batch records. Each of the --window writers goes through the streams
+--record-size bytes to them for --warmup, uncounted, then for --duration
+(seconds, as in -d 60, or a duration, as in -d 1m30s), --window appends in
+flight, each of --batch records. At the deadline it stops sending and waits
+for the appends in flight: the drain, which the summary reports. Each of the --window writers goes through the streams
 in turn, and writer i uses connection pool i mod --connections (so pools
 beyond --window stay unused). An append counts once it is acknowledged, which
 is once it is durable. Prints the rate every second to stderr and a summary
 (throughput and append latency) to stdout, then deletes the streams unless
---keep. With --protocol ds and --batch above 1 the streams are
+--keep. Latency includes the wait behind the window: with W appends in flight
+at R appends/s, each append takes about W/R s (Little's law), which the
+summary names when it is most of the latency; -w 1 measures an append alone.
+With --metrics (the /metrics URL of each node's admin listener, comma
+separated) it also reports what the counted appends cost in object-store
+requests: PUTs and GETs, records per PUT, PUTs per million appends, and the
+price at S3 Standard's request prices. With --protocol ds and --batch above 1 the streams are
 application/json and each record is a JSON string.
 
 With --producer (Pico only) each stream gets one idempotent Producer of the
@@ -54,8 +65,14 @@ and --window its batches in flight, and the latency is per record, from
 Append to its acknowledgement.
 `
 	o := benchOptions{}
-	cmd.fs.DurationVar(&o.duration, "d", 15*time.Second, "how long to append")
-	cmd.fs.DurationVar(&o.duration, "duration", 15*time.Second, "same as -d")
+	o.duration = 15 * time.Second
+	cmd.fs.Var(secondsOrDuration{&o.duration}, "d", "how long to append: seconds (60) or a duration (1m)")
+	cmd.fs.Var(secondsOrDuration{&o.duration}, "duration", "same as -d")
+	cmd.fs.Var(secondsOrDuration{&o.warmup}, "warmup", "append this long first, not counted")
+	cmd.fs.Func("metrics", "the nodes' /metrics URLs, comma separated, to report the object-store requests the run cost", func(v string) error {
+		o.metrics = append(o.metrics, splitList(v)...)
+		return nil
+	})
 	cmd.fs.IntVar(&o.window, "w", 32, "appends in flight")
 	cmd.fs.IntVar(&o.window, "window", 32, "same as -w")
 	cmd.fs.IntVar(&o.batch, "b", 1, "records per append")
@@ -90,8 +107,8 @@ Append to its acknowledgement.
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "appending to %d %s stream(s) under /bench/ for %v: %d in flight, %d x %d bytes each\n",
-		o.streams, clients[0].protocol(), o.duration, o.window, o.batch, o.recordSize)
+	fmt.Fprintf(stderr, "appending to %d %s stream(s) under /bench/ for %v after a warmup of %v: %d in flight, %d x %d bytes each\n",
+		o.streams, clients[0].protocol(), o.duration, o.warmup, o.window, o.batch, o.recordSize)
 	run := b.run
 	if o.producer {
 		run = b.runProducers
@@ -105,8 +122,8 @@ Append to its acknowledgement.
 
 func (o benchOptions) check() error {
 	switch {
-	case o.duration <= 0:
-		return fmt.Errorf("--duration must be above 0")
+	case o.duration <= 0 || o.warmup < 0:
+		return fmt.Errorf("--duration must be above 0 and --warmup 0 or more")
 	case o.window < 1, o.batch < 1, o.streams < 1, o.connections < 1, o.recordSize < 1:
 		return fmt.Errorf("--window, --batch, --streams, --connections and --record-size must be 1 or more")
 	case o.batch > maxBenchBatch:
@@ -164,10 +181,9 @@ func newBench(ctx context.Context, o benchOptions, clients []streamClient) (*ben
 func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	tally := newBenchTally(stop)
+	from, deadline := b.window()
+	tally := newBenchTally(stop, from)
 	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(b.o.duration)
 	for w := range b.o.window {
 		wg.Go(func() {
 			// Writer w keeps to connection pool w and goes through the
@@ -183,19 +199,41 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 			}
 		})
 	}
-	return b.finish(ctx, start, &wg, tally, stderr)
+	return b.finish(ctx, deadline, &wg, tally, stderr)
 }
 
-// finish waits for the writers, printing progress, and sums the run up.
-func (b *bench) finish(ctx context.Context, start time.Time, wg *sync.WaitGroup, tally *benchTally, stderr io.Writer) (benchResult, error) {
+// window is when a run starts counting, after the warmup, and when it
+// stops sending.
+func (b *bench) window() (from, deadline time.Time) {
+	from = time.Now().Add(b.o.warmup)
+	return from, from.Add(b.o.duration)
+}
+
+// finish waits for the writers, printing progress, and sums the run up,
+// with its cost if the nodes' metrics are given.
+func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGroup, tally *benchTally, stderr io.Writer) (benchResult, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	b.progress(start, &tally.appends, done, stderr)
-	res := benchResult{opts: b.o, protocol: b.clients[0].protocol(), appends: tally.appends.Load(), elapsed: time.Since(start)}
+	before := b.scrapeAt(ctx, tally.from, done, stderr)
+	b.progress(tally.from.Add(-b.o.warmup), tally, done, stderr)
+	// The writers are done (progress returned): the tally is still.
+	last := tally.lastAck
+	if last.IsZero() {
+		last = time.Now()
+	}
+	res := benchResult{opts: b.o, protocol: b.clients[0].protocol(), appends: tally.appends.Load(),
+		warmupAppends: tally.warmup.Load(), elapsed: last.Sub(tally.from), drain: max(last.Sub(deadline), 0), latency: tally.latency}
 	if b.o.keep {
 		res.kept = b.names
 	}
-	res.latency = tally.latency // the writers are done (progress returned)
+	if c, ok := <-before; ok {
+		after, err := scrapeStore(ctx, b.o.metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "pico bench: no cost: %v\n", err)
+		} else {
+			res.cost = after.cost(c, res.appends, res.appends*int64(b.o.batch))
+		}
+	}
 	err := tally.firstErr
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // interrupted: the summary covers what was done
@@ -204,27 +242,36 @@ func (b *bench) finish(ctx context.Context, start time.Time, wg *sync.WaitGroup,
 }
 
 // benchTally counts a run's acknowledged appends and their latency, and
-// keeps its first failure.
+// keeps its first failure. Appends sent before from are the warmup's.
 type benchTally struct {
+	from    time.Time
 	appends atomic.Int64
+	warmup  atomic.Int64
 	// One histogram for all writers (one each would take 140 KB a
 	// writer): recording under a lock costs nothing beside a round trip.
 	mu       sync.Mutex
 	latency  *hdrhistogram.Histogram
+	lastAck  time.Time
 	once     sync.Once
 	firstErr error
 	stop     context.CancelFunc
 }
 
-func newBenchTally(stop context.CancelFunc) *benchTally {
-	return &benchTally{latency: newLatencyHistogram(), stop: stop}
+func newBenchTally(stop context.CancelFunc, from time.Time) *benchTally {
+	return &benchTally{from: from, latency: newLatencyHistogram(), stop: stop}
 }
 
 // acked counts an append sent at t0 and acknowledged now.
 func (t *benchTally) acked(t0 time.Time) {
-	took := min(time.Since(t0).Microseconds(), t.latency.HighestTrackableValue()) // beyond a minute: as a minute
+	if t0.Before(t.from) {
+		t.warmup.Add(1)
+		return
+	}
+	now := time.Now()
+	took := min(now.Sub(t0).Microseconds(), t.latency.HighestTrackableValue()) // beyond a minute: as a minute
 	t.mu.Lock()
 	_ = t.latency.RecordValue(took)
+	t.lastAck = now
 	t.mu.Unlock()
 	t.appends.Add(1)
 }
@@ -239,7 +286,7 @@ func (t *benchTally) fail(ctx context.Context, name string, err error) {
 }
 
 // progress prints the append rate every second until done closes.
-func (b *bench) progress(start time.Time, appends *atomic.Int64, done <-chan struct{}, stderr io.Writer) {
+func (b *bench) progress(start time.Time, tally *benchTally, done <-chan struct{}, stderr io.Writer) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	last, lastAt := int64(0), start
@@ -248,13 +295,43 @@ func (b *bench) progress(start time.Time, appends *atomic.Int64, done <-chan str
 		case <-done:
 			return
 		case now := <-tick.C:
-			n := appends.Load()
+			n := tally.appends.Load() + tally.warmup.Load()
 			rate := float64(n-last) / now.Sub(lastAt).Seconds()
-			fmt.Fprintf(stderr, "[%3.0fs] %.0f appends/s, %.0f records/s, %.1f MiB/s\n", now.Sub(start).Seconds(),
-				rate, rate*float64(b.o.batch), rate*float64(b.o.batch*b.o.recordSize)/(1<<20))
+			phase := ""
+			if now.Before(tally.from) {
+				phase = " (warmup)"
+			}
+			fmt.Fprintf(stderr, "[%3.0fs] %.0f appends/s, %.0f records/s, %.1f MiB/s%s\n", now.Sub(start).Seconds(),
+				rate, rate*float64(b.o.batch), rate*float64(b.o.batch*b.o.recordSize)/(1<<20), phase)
 			last, lastAt = n, now
 		}
 	}
+}
+
+// scrapeAt reads the nodes' store counters at the moment at, unless done
+// closes first; the channel gives nothing without --metrics or on a
+// failure, which it reports.
+func (b *bench) scrapeAt(ctx context.Context, at time.Time, done <-chan struct{}, stderr io.Writer) <-chan storeCounts {
+	out := make(chan storeCounts, 1)
+	if len(b.o.metrics) == 0 {
+		close(out)
+		return out
+	}
+	go func() {
+		defer close(out)
+		select {
+		case <-time.After(time.Until(at)):
+		case <-done:
+			return
+		}
+		c, err := scrapeStore(ctx, b.o.metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "pico bench: no cost: %v\n", err)
+			return
+		}
+		out <- c
+	}()
+	return out
 }
 
 // deleteStreams removes the run's streams, however the run ended.
@@ -276,12 +353,15 @@ func newLatencyHistogram() *hdrhistogram.Histogram {
 
 // benchResult is what a run did.
 type benchResult struct {
-	opts     benchOptions
-	protocol string
-	kept     []string // the streams, with --keep
-	appends  int64
-	elapsed  time.Duration
-	latency  *hdrhistogram.Histogram // µs per append
+	opts          benchOptions
+	protocol      string
+	kept          []string // the streams, with --keep
+	appends       int64    // counted: sent after the warmup
+	warmupAppends int64
+	elapsed       time.Duration           // from the warmup's end to the last acknowledgement
+	drain         time.Duration           // from the deadline to the last acknowledgement
+	latency       *hdrhistogram.Histogram // µs per append
+	cost          *benchCost              // nil without --metrics
 }
 
 // benchSummary is the summary printed with --json.
@@ -295,6 +375,14 @@ type benchSummary struct {
 	RecordsPerSec float64            `json:"records_per_sec"`
 	MiBPerSec     float64            `json:"mib_per_sec"`
 	LatencyMs     map[string]float64 `json:"latency_ms"` // p50, p90, p99, p99.9, max
+	// InFlight is the window; QueueingMs what Little's law says an append
+	// waits behind it at the measured rate (InFlight / AppendsPerSec).
+	InFlight      int     `json:"in_flight"`
+	QueueingMs    float64 `json:"queueing_ms"`
+	WarmupAppends int64   `json:"warmup_appends"`
+	DrainMs       float64 `json:"drain_ms"`
+	// Cost is the object-store requests of the counted appends (--metrics).
+	Cost *benchCost `json:"cost,omitempty"`
 	// Streams names the streams kept (--keep).
 	Streams []string `json:"streams,omitempty"`
 }
@@ -303,10 +391,14 @@ func (r benchResult) summary() benchSummary {
 	records := r.appends * int64(r.opts.batch)
 	secs := r.elapsed.Seconds()
 	s := benchSummary{Protocol: r.protocol, Seconds: secs, Appends: r.appends, Records: records,
-		Bytes: records * int64(r.opts.recordSize), LatencyMs: map[string]float64{}, Streams: r.kept}
+		Bytes: records * int64(r.opts.recordSize), LatencyMs: map[string]float64{}, Streams: r.kept,
+		InFlight: r.opts.window, WarmupAppends: r.warmupAppends, DrainMs: ms(r.drain), Cost: r.cost}
 	if secs > 0 {
 		s.AppendsPerSec, s.RecordsPerSec = float64(r.appends)/secs, float64(records)/secs
 		s.MiBPerSec = float64(s.Bytes) / (1 << 20) / secs
+	}
+	if s.AppendsPerSec > 0 {
+		s.QueueingMs = float64(r.opts.window) / s.AppendsPerSec * 1000
 	}
 	if r.latency != nil && r.latency.TotalCount() > 0 {
 		for _, q := range []struct {
@@ -325,14 +417,34 @@ func (r benchResult) print(w io.Writer, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(s)
 	}
-	_, err := fmt.Fprintf(w, "appends: %d (%d records, %d bytes) in %.1f s\nthroughput: %.0f appends/s, %.0f records/s, %.1f MiB/s\n"+
-		"append latency (ms): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
-		s.Appends, s.Records, s.Bytes, s.Seconds, s.AppendsPerSec, s.RecordsPerSec, s.MiBPerSec,
+	var b strings.Builder
+	fmt.Fprintf(&b, "appends: %d (%d records, %d bytes) in %.1f s, after %d in the warmup\n", s.Appends, s.Records, s.Bytes, s.Seconds, s.WarmupAppends)
+	fmt.Fprintf(&b, "throughput: %.0f appends/s, %.0f records/s, %.1f MiB/s\n", s.AppendsPerSec, s.RecordsPerSec, s.MiBPerSec)
+	fmt.Fprintf(&b, "append latency (ms): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
 		s.LatencyMs["p50"], s.LatencyMs["p90"], s.LatencyMs["p99"], s.LatencyMs["p99.9"], s.LatencyMs["max"])
-	for _, name := range s.Streams {
-		if err == nil {
-			_, err = fmt.Fprintf(w, "kept %s\n", name)
-		}
+	fmt.Fprintf(&b, "window: %d in flight, so an append waits about %.2f ms at this rate (Little's law)", s.InFlight, s.QueueingMs)
+	if s.QueueingMs > s.LatencyMs["p50"]/2 && s.InFlight > 1 {
+		b.WriteString(": the latency is mostly that wait; -w 1 measures an append alone")
 	}
+	fmt.Fprintf(&b, "\ndrain: the appends in flight at the deadline took %.1f ms more\n", s.DrainMs)
+	if c := s.Cost; c != nil {
+		fmt.Fprintf(&b, "object store: %.0f PUTs (%.0f of the WAL, %.1f records each), %.0f GETs, %.0f LISTs, %.0f DELETEs\n",
+			c.Puts, c.WALPuts, c.RecordsPerWALPut, c.Gets, c.Lists, c.Deletes)
+		fmt.Fprintf(&b, "cost: %.0f PUTs per million appends (%.0f per million records); $%.4f at S3 Standard request prices ($%.2f per million appends)\n",
+			c.PutsPerMillionAppend, c.PutsPerMillionRecord, c.DollarsS3Standard, perMillion(c.DollarsS3Standard, s.Appends))
+	}
+	for _, name := range s.Streams {
+		fmt.Fprintf(&b, "kept %s\n", name)
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func perMillion(v float64, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return v / float64(n) * 1e6
 }

@@ -20,10 +20,9 @@ func (b *bench) runProducers(ctx context.Context, stderr io.Writer) (benchResult
 	opts := picoclient.ProducerOptions{MaxBatchRecords: b.o.batch, MaxInFlight: b.o.window,
 		MaxBatchBytes: maxBenchRequestBytes}
 	b.o.batch = 1 // an acknowledgement is one record
-	tally := newBenchTally(stop)
+	from, deadline := b.window()
+	tally := newBenchTally(stop, from)
 	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(b.o.duration)
 	for i, name := range b.names {
 		p := b.clients[i%len(b.clients)].(picoStreams).c.NewProducer(name, opts)
 		pending := make(chan sentRecord, 1<<14)
@@ -54,7 +53,7 @@ func (b *bench) runProducers(ctx context.Context, stderr io.Writer) (benchResult
 			}
 		})
 	}
-	return b.finish(ctx, start, &wg, tally, stderr)
+	return b.finish(ctx, deadline, &wg, tally, stderr)
 }
 
 // sentRecord is a record given to a producer at at.

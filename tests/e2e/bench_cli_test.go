@@ -13,6 +13,12 @@ type benchSummary struct {
 	Records   int64              `json:"records"`
 	LatencyMs map[string]float64 `json:"latency_ms"`
 	Streams   []string           `json:"streams"`
+	InFlight  int                `json:"in_flight"`
+	Warmup    int64              `json:"warmup_appends"`
+	Cost      *struct {
+		Puts    float64 `json:"puts"`
+		WALPuts float64 `json:"wal_puts"`
+	} `json:"cost"`
 }
 
 // TestCLIBench: pico bench appends through either protocol, reports what it
@@ -34,8 +40,8 @@ func TestCLIBench(t *testing.T) {
 		t.Run(tc.protocol, func(t *testing.T) {
 			n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--protocol", tc.protocol}})
 			env := append(clientEnv(t, n.URL), "PICO_PROTOCOL="+tc.protocol)
-			run := runPico(t, env, "", "bench", "-d", "1s", "-w", "4", "-b", tc.batch, "--streams", "3",
-				"--connections", "2", "--record-size", "200", "--keep", "--json")
+			run := runPico(t, env, "", "bench", "-d", "1", "--warmup", "200ms", "-w", "4", "-b", tc.batch, "--streams", "3",
+				"--connections", "2", "--record-size", "200", "--keep", "--json", "--metrics", n.AdminURL+"/metrics")
 			if run.code != 0 {
 				t.Fatalf("%s: exit %d\nstderr: %s", run.args, run.code, run.stderr)
 			}
@@ -44,15 +50,16 @@ func TestCLIBench(t *testing.T) {
 				t.Fatalf("%s: summary %q: %v", run.args, run.stdout, err)
 			}
 			batch, _ := strconv.ParseInt(tc.batch, 10, 64)
-			if got.Appends == 0 || got.Records != got.Appends*batch || got.LatencyMs["p50"] <= 0 || len(got.Streams) != 3 {
+			if got.Appends == 0 || got.Records != got.Appends*batch || got.LatencyMs["p50"] <= 0 || len(got.Streams) != 3 ||
+				got.InFlight != 4 || got.Cost == nil || got.Cost.WALPuts == 0 || got.Cost.Puts < got.Cost.WALPuts {
 				t.Fatalf("%s: summary %+v", run.args, got)
 			}
 			var stored int64
 			for _, name := range got.Streams {
 				stored += tc.next(send(t, "HEAD", n.URL+name, nil, nil).wantStatus(t, 200))
 			}
-			if stored != got.Records {
-				t.Fatalf("the kept streams hold %d records; bench counted %d", stored, got.Records)
+			if stored != got.Records+got.Warmup*batch {
+				t.Fatalf("the kept streams hold %d records; bench counted %d and %d appends of the warmup", stored, got.Records, got.Warmup)
 			}
 			run = runPico(t, env, "", "bench", "-d", "300ms", "-w", "2", "--streams", "2", "--json")
 			var unkept benchSummary

@@ -28,7 +28,7 @@ func checkProperty(t *testing.T, v variant, checks int) {
 		res, path, err := h.Linearizable(t.Name(), checkTimeout)
 		switch {
 		case res == porcupine.Unknown:
-			rt.Fatalf("linearizability undecided within %v: %+v", checkTimeout, h.Stats())
+			rt.Fatalf("linearizability undecided within %v: %+v (nemesis %v)\n%s", checkTimeout, h.Stats(), p.nemesis, h)
 		case res == porcupine.Illegal:
 			rt.Fatalf("not linearizable (%+v, nemesis %v): see %s %v\n%s", h.Stats(), p.nemesis, path, err, h)
 		}

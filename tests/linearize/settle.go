@@ -13,16 +13,21 @@ import (
 //
 //   - a pending append whose record was read took effect at the offset it
 //     was read at, since no other append writes its body;
-//   - one whose record the final reads of an untrimmed, undeleted stream
-//     do not show (or show as written by a retry of it) took no effect
-//     before them, and nothing after them could see it, so it is left out.
+//   - one whose record the final reads of an undeleted stream do not show
+//     (or show as written by a retry of it) took no effect before them,
+//     and nothing after them could see it, so it is left out. If the
+//     stream was trimmed, every offset below its start must be one an
+//     acknowledged append reported, in one incarnation of the stream, and
+//     the record must have no other writer: then it cannot hide there.
+//     A delete no create follows does not count: the final reads found
+//     the stream.
 //
 // Each keeps every linearization a correct run has, and so judges the same
 // histories legal; a record written twice is still read at two offsets.
 func settle(ops []porcupine.Operation) []porcupine.Operation {
 	seen := recordsRead(ops)
 	complete := completelyRead(ops)
-	writers, acked := map[record]int{}, map[record]uint64{}
+	writers, acked, offsets := map[record]int{}, map[record]uint64{}, map[string]map[uint64]bool{}
 	for _, op := range ops {
 		in, out := op.Input.(Input), op.Output.(Output)
 		if in.Kind != Append || in.Body == "" {
@@ -32,6 +37,10 @@ func settle(ops []porcupine.Operation) []porcupine.Operation {
 		writers[r]++
 		if out.Outcome == OK {
 			acked[r] = out.Offset
+			if offsets[in.Stream] == nil {
+				offsets[in.Stream] = map[uint64]bool{}
+			}
+			offsets[in.Stream][out.Offset] = true
 		}
 	}
 	out := ops[:0:0]
@@ -44,7 +53,8 @@ func settle(ops []porcupine.Operation) []porcupine.Operation {
 		r := record{in.Stream, in.Body}
 		at := seen[r]
 		end, ok := complete[in.Stream]
-		whole := ok && !end.deletedAfter(op.Call) // the final reads come after every other call
+		whole := ok && !end.deletedAfter(op.Call) && // the final reads come after every other call
+			(end.start == 0 || !end.recreated && writers[r] <= 1 && coversBelow(offsets[in.Stream], end.start))
 		if in.Body != "" && len(at) == 1 && writers[r] == 1 {
 			op.Output = Output{Outcome: OK, Offset: at[0], Next: at[0] + 1}
 		} else if whole && unwritten(in, at, end, acked) {
@@ -93,12 +103,27 @@ func recordsRead(ops []porcupine.Operation) map[record][]uint64 {
 
 // finalRead is what the reads that end a stream's history saw.
 type finalRead struct {
-	closed  bool    // the tail was sealed
-	deletes []int64 // the calls of the stream's deletes
+	closed    bool    // the tail was sealed
+	start     uint64  // the first offset they show: above 0 if trimmed
+	deletes   []int64 // the calls of the stream's deletes that a create follows
+	recreated bool    // some delete is followed by a create
 }
 
 func (f finalRead) deletedAfter(call int64) bool {
 	return slices.ContainsFunc(f.deletes, func(d int64) bool { return d > call })
+}
+
+// coversBelow: every offset below start is in offsets.
+func coversBelow(offsets map[uint64]bool, start uint64) bool {
+	if uint64(len(offsets)) < start {
+		return false
+	}
+	for k := range start {
+		if !offsets[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // completelyRead finds the streams whose history ends in successful reads
@@ -133,11 +158,8 @@ func finalReads(ops []porcupine.Operation) (finalRead, bool) {
 		return finalRead{}, false
 	}
 	var f finalRead
-	for _, op := range ops[:first] {
-		if op.Input.(Input).Kind == Delete {
-			f.deletes = append(f.deletes, op.Call)
-		}
-	}
+	f.deletes = undoneDeletes(ops[:first])
+	f.recreated = len(f.deletes) > 0
 	// The pages read from offset 0 on, each from where the one before
 	// ended, down to the tail; other reads among them are left aside.
 	covered, tail, sealed := uint64(0), false, false
@@ -147,7 +169,10 @@ func finalReads(ops []porcupine.Operation) (finalRead, bool) {
 			continue
 		}
 		if out.From > in.From {
-			return finalRead{}, false // trimmed
+			if covered > 0 {
+				return finalRead{}, false // trimmed between pages
+			}
+			f.start = out.From
 		}
 		covered = max(covered, out.Next)
 		// A page reaches the tail if it is empty there, or sealed (a
@@ -158,6 +183,24 @@ func finalReads(ops []porcupine.Operation) (finalRead, bool) {
 	}
 	f.closed = sealed
 	return f, tail
+}
+
+// undoneDeletes are the calls of the deletes in ops that a create may
+// have undone, one that had not returned when the delete began: only
+// those can hide a record from final reads that found the stream.
+func undoneDeletes(ops []porcupine.Operation) []int64 {
+	var out []int64
+	for _, d := range ops {
+		if d.Input.(Input).Kind != Delete {
+			continue
+		}
+		if slices.ContainsFunc(ops, func(c porcupine.Operation) bool {
+			return c.Input.(Input).Kind == Create && (c.Return == never || c.Return > d.Call)
+		}) {
+			out = append(out, d.Call)
+		}
+	}
+	return out
 }
 
 func isRead(op porcupine.Operation) bool {

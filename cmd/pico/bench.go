@@ -20,6 +20,7 @@ type benchOptions struct {
 	duration    time.Duration
 	warmup      time.Duration // appended first, not counted
 	metrics     []string      // /metrics URLs of the nodes, for the cost
+	readers     int           // live readers a stream, checking every record
 	window      int           // appends in flight
 	batch       int           // records per append
 	streams     int
@@ -40,7 +41,7 @@ const (
 )
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--producer] [--keep] [--json]")
+	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--readers N] [--producer] [--keep] [--json]")
 	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
 --record-size bytes to them for --warmup, uncounted, then for --duration
 (seconds, as in -d 60, or a duration, as in -d 1m30s), --window appends in
@@ -51,18 +52,27 @@ beyond --window stay unused). An append counts once it is acknowledged, which
 is once it is durable. Prints the rate every second to stderr and a summary
 (throughput and append latency) to stdout, then deletes the streams unless
 --keep. Latency includes the wait behind the window: with W appends in flight
-at R appends/s, each append takes about W/R s (Little's law), which the
-summary names when it is most of the latency; -w 1 measures an append alone.
+at R appends/s, an append takes W/R s on average (Little's law): once R
+stops growing with W, a larger window adds only queueing; -w 1 measures an
+append alone.
 With --metrics (the /metrics URL of each node's admin listener, comma
 separated) it also reports what the counted appends cost in object-store
 requests: PUTs and GETs, records per PUT, PUTs per million appends, and the
-price at S3 Standard's request prices. With --protocol ds and --batch above 1 the streams are
-application/json and each record is a JSON string.
+price at S3 Standard's request prices. With --protocol ds and --batch
+above 1 the streams are application/json and each record is a JSON string.
 
 With --producer (Pico only) each stream gets one idempotent Producer of the
 Go client: records are appended one at a time, --batch bounds its batches
 and --window its batches in flight, and the latency is per record, from
 Append to its acknowledgement.
+
+With --readers N, N live readers a stream follow it from its start with
+long-polls. Each record then carries its writer, its seq, its send time and
+a hash chain over the writer's earlier records on the stream; the readers
+check every one (none missing, repeated, reordered or changed) and measure
+end-to-end latency, from the append's send to the record's arrival at a
+reader. After the writers stop, the run waits for the readers to read every
+acknowledged record, and fails if they do not or a check fails.
 `
 	o := benchOptions{}
 	o.duration = 15 * time.Second
@@ -82,6 +92,7 @@ Append to its acknowledgement.
 	cmd.fs.IntVar(&o.recordSize, "record-size", 1024, "bytes per record")
 	cmd.fs.BoolVar(&o.keep, "keep", false, "keep the streams afterwards")
 	cmd.fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+	cmd.fs.IntVar(&o.readers, "readers", 0, "live readers a stream, checking every record and timing its delivery")
 	cmd.fs.BoolVar(&o.producer, "producer", false, "append through one idempotent producer a stream (Pico)")
 	if _, err := cmd.parse(args, 0, 0); err != nil {
 		return err
@@ -99,6 +110,9 @@ Append to its acknowledgement.
 	}
 	if o.producer && clients[0].protocol() != "pico" {
 		return cmd.usageError("--producer needs --protocol pico")
+	}
+	if o.readers > 0 && (o.producer || o.recordSize < chainHeader+2*boolInt(quotedRecords(clients[0], o))) {
+		return cmd.usageError(errNoReaders.Error())
 	}
 	b, err := newBench(ctx, o, clients)
 	if b != nil && !o.keep {
@@ -124,6 +138,8 @@ func (o benchOptions) check() error {
 	switch {
 	case o.duration <= 0 || o.warmup < 0:
 		return fmt.Errorf("--duration must be above 0 and --warmup 0 or more")
+	case o.readers < 0 || o.readers > 1000:
+		return fmt.Errorf("--readers must be from 0 to 1000")
 	case o.window < 1, o.batch < 1, o.streams < 1, o.connections < 1, o.recordSize < 1:
 		return fmt.Errorf("--window, --batch, --streams, --connections and --record-size must be 1 or more")
 	case o.batch > maxBenchBatch:
@@ -142,14 +158,16 @@ type bench struct {
 	names   []string
 	send    [][]appendFunc // [connection][stream]
 	records [][]byte
+	quoted  bool       // each record is a JSON string
+	ackedBy [][]uint64 // [stream][writer]: records acknowledged, with --readers
 }
 
 // newBench creates the streams. On an error it returns what it created, so
 // that the caller can delete it.
 func newBench(ctx context.Context, o benchOptions, clients []streamClient) (*bench, error) {
-	b := &bench{o: o, clients: clients}
+	b := &bench{o: o, clients: clients, quoted: quotedRecords(clients[0], o)}
 	contentType, record := "application/octet-stream", bytes.Repeat([]byte("x"), o.recordSize)
-	if clients[0].protocol() == "ds" && o.batch > 1 {
+	if b.quoted {
 		// A Durable Streams batch is a JSON array: each record is a string.
 		contentType, record = "application/json", []byte(`"`+string(record[:max(o.recordSize-2, 0)])+`"`)
 	}
@@ -183,23 +201,67 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 	defer stop()
 	from, deadline := b.window()
 	tally := newBenchTally(stop, from)
+	if b.o.readers > 0 {
+		tally.readers = b.startReaders(ctx, from)
+		b.ackedBy = make([][]uint64, len(b.names))
+		for s := range b.ackedBy {
+			b.ackedBy[s] = make([]uint64, b.o.window)
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range b.o.window {
-		wg.Go(func() {
-			// Writer w keeps to connection pool w and goes through the
-			// streams in turn, starting at stream w.
-			for i := w; ctx.Err() == nil && time.Now().Before(deadline); i++ {
-				send := b.send[w%len(b.send)][i%len(b.names)]
-				t0 := time.Now()
-				if _, err := send(ctx, b.records); err != nil {
-					tally.fail(ctx, b.names[i%len(b.names)], err)
-					return
-				}
-				tally.acked(t0)
-			}
-		})
+		wg.Go(func() { b.write(ctx, w, deadline, tally) })
 	}
 	return b.finish(ctx, deadline, &wg, tally, stderr)
+}
+
+// write is writer w: it keeps to connection pool w and goes through the
+// streams in turn, starting at stream w. With readers, its records are its
+// own and carry their chain.
+func (b *bench) write(ctx context.Context, w int, deadline time.Time, tally *benchTally) {
+	records, links := b.records, []chainLink(nil)
+	if b.ackedBy != nil {
+		records, links = make([][]byte, len(b.records)), make([]chainLink, len(b.names))
+		for i, r := range b.records {
+			records[i] = bytes.Clone(r)
+		}
+	}
+	for i := w; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+		s := i % len(b.names)
+		t0 := time.Now()
+		if links != nil {
+			for _, r := range records {
+				links[s].stamp(b.text(r), uint32(w), t0)
+			}
+		}
+		if _, err := b.send[w%len(b.send)][s](ctx, records); err != nil {
+			tally.fail(ctx, b.names[s], err)
+			return
+		}
+		if links != nil {
+			b.ackedBy[s][w] = links[s].next
+		}
+		tally.acked(t0)
+	}
+}
+
+// text is a record without a JSON string's quotes.
+func (b *bench) text(r []byte) []byte {
+	if b.quoted {
+		return r[1 : len(r)-1]
+	}
+	return r
+}
+
+// quotedRecords reports whether a run's records are JSON strings: a
+// Durable Streams batch is a JSON array.
+func quotedRecords(c streamClient, o benchOptions) bool { return c.protocol() == "ds" && o.batch > 1 }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // window is when a run starts counting, after the warmup, and when it
@@ -235,6 +297,12 @@ func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGro
 		}
 	}
 	err := tally.firstErr
+	if rs := tally.readers; rs != nil {
+		if rerr := rs.settle(b.ackedBy); err == nil {
+			err = rerr
+		}
+		res.readers = rs
+	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // interrupted: the summary covers what was done
 	}
@@ -252,6 +320,7 @@ type benchTally struct {
 	mu       sync.Mutex
 	latency  *hdrhistogram.Histogram
 	lastAck  time.Time
+	readers  *benchReaders // nil without --readers
 	once     sync.Once
 	firstErr error
 	stop     context.CancelFunc
@@ -362,6 +431,7 @@ type benchResult struct {
 	drain         time.Duration           // from the deadline to the last acknowledgement
 	latency       *hdrhistogram.Histogram // µs per append
 	cost          *benchCost              // nil without --metrics
+	readers       *benchReaders           // nil without --readers
 }
 
 // benchSummary is the summary printed with --json.
@@ -375,14 +445,19 @@ type benchSummary struct {
 	RecordsPerSec float64            `json:"records_per_sec"`
 	MiBPerSec     float64            `json:"mib_per_sec"`
 	LatencyMs     map[string]float64 `json:"latency_ms"` // p50, p90, p99, p99.9, max
-	// InFlight is the window; QueueingMs what Little's law says an append
-	// waits behind it at the measured rate (InFlight / AppendsPerSec).
+	// InFlight is the window; QueueingMs the mean latency Little's law
+	// gives for it at the measured rate (InFlight / AppendsPerSec).
 	InFlight      int     `json:"in_flight"`
-	QueueingMs    float64 `json:"queueing_ms"`
+	QueueingMs    float64 `json:"window_latency_ms"`
 	WarmupAppends int64   `json:"warmup_appends"`
 	DrainMs       float64 `json:"drain_ms"`
 	// Cost is the object-store requests of the counted appends (--metrics).
 	Cost *benchCost `json:"cost,omitempty"`
+	// With --readers: records the readers checked (each reader counts
+	// its own), and end-to-end latency, send to a reader's receipt.
+	Readers    int                `json:"readers,omitempty"`
+	Verified   int64              `json:"records_verified,omitempty"`
+	EndToEndMs map[string]float64 `json:"end_to_end_ms,omitempty"`
 	// Streams names the streams kept (--keep).
 	Streams []string `json:"streams,omitempty"`
 }
@@ -400,16 +475,30 @@ func (r benchResult) summary() benchSummary {
 	if s.AppendsPerSec > 0 {
 		s.QueueingMs = float64(r.opts.window) / s.AppendsPerSec * 1000
 	}
-	if r.latency != nil && r.latency.TotalCount() > 0 {
-		for _, q := range []struct {
-			name string
-			at   float64
-		}{{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}} {
-			s.LatencyMs[q.name] = float64(r.latency.ValueAtQuantile(q.at)) / 1000
-		}
-		s.LatencyMs["max"] = float64(r.latency.Max()) / 1000
+	if r.latency != nil {
+		s.LatencyMs = quantilesMs(r.latency)
+	}
+	if r.readers != nil {
+		s.Readers = r.opts.readers
+		r.readers.summary(&s)
 	}
 	return s
+}
+
+// quantilesMs is a µs histogram's p50, p90, p99, p99.9 and max in ms.
+func quantilesMs(h *hdrhistogram.Histogram) map[string]float64 {
+	out := map[string]float64{}
+	if h.TotalCount() == 0 {
+		return out
+	}
+	for _, q := range []struct {
+		name string
+		at   float64
+	}{{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}} {
+		out[q.name] = float64(h.ValueAtQuantile(q.at)) / 1000
+	}
+	out["max"] = float64(h.Max()) / 1000
+	return out
 }
 
 func (r benchResult) print(w io.Writer, asJSON bool) error {
@@ -422,10 +511,13 @@ func (r benchResult) print(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(&b, "throughput: %.0f appends/s, %.0f records/s, %.1f MiB/s\n", s.AppendsPerSec, s.RecordsPerSec, s.MiBPerSec)
 	fmt.Fprintf(&b, "append latency (ms): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
 		s.LatencyMs["p50"], s.LatencyMs["p90"], s.LatencyMs["p99"], s.LatencyMs["p99.9"], s.LatencyMs["max"])
-	fmt.Fprintf(&b, "window: %d in flight, so an append waits about %.2f ms at this rate (Little's law)", s.InFlight, s.QueueingMs)
-	if s.QueueingMs > s.LatencyMs["p50"]/2 && s.InFlight > 1 {
-		b.WriteString(": the latency is mostly that wait; -w 1 measures an append alone")
+	if e := s.EndToEndMs; s.Readers > 0 {
+		fmt.Fprintf(&b, "end to end (ms, send to a reader): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", e["p50"], e["p90"], e["p99"], e["p99.9"], e["max"])
+		fmt.Fprintf(&b, "integrity: %d records checked by %d reader(s) a stream\n", s.Verified, s.Readers)
 	}
+	fmt.Fprintf(&b, "window: %d in flight at %.0f appends/s, so an append's mean latency is %.2f ms (Little's law: window / rate);"+
+		" once throughput stops growing with -w, a larger window adds only queueing, and -w 1 measures an append alone",
+		s.InFlight, s.AppendsPerSec, s.QueueingMs)
 	fmt.Fprintf(&b, "\ndrain: the appends in flight at the deadline took %.1f ms more\n", s.DrainMs)
 	if c := s.Cost; c != nil {
 		fmt.Fprintf(&b, "object store: %.0f PUTs (%.0f of the WAL, %.1f records each), %.0f GETs, %.0f LISTs, %.0f DELETEs\n",

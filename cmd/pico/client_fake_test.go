@@ -24,6 +24,8 @@ type fakePico struct {
 	reads    []string     // query of every GET of a stream
 	pageSize int          // records per read page
 	listPage int          // streams per list page
+	// mutate, if set, changes each read page as served (not as stored).
+	mutate func(page []picowire.SeqRecord) []picowire.SeqRecord
 }
 
 type fakeStream struct {
@@ -190,6 +192,9 @@ func (f *fakePico) read(w http.ResponseWriter, r *http.Request, s *fakeStream) {
 		f.mu.Lock()
 		w.WriteHeader(http.StatusNoContent)
 		return
+	}
+	if f.mutate != nil {
+		page = f.mutate(slices.Clone(page))
 	}
 	h.Set("Content-Type", picowire.BatchContentType)
 	w.Write(picowire.EncodeBatchResponse(page))

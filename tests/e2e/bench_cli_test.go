@@ -15,6 +15,7 @@ type benchSummary struct {
 	Streams   []string           `json:"streams"`
 	InFlight  int                `json:"in_flight"`
 	Warmup    int64              `json:"warmup_appends"`
+	Verified  int64              `json:"records_verified"`
 	Cost      *struct {
 		Puts    float64 `json:"puts"`
 		WALPuts float64 `json:"wal_puts"`
@@ -41,7 +42,7 @@ func TestCLIBench(t *testing.T) {
 			n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--protocol", tc.protocol}})
 			env := append(clientEnv(t, n.URL), "PICO_PROTOCOL="+tc.protocol)
 			run := runPico(t, env, "", "bench", "-d", "1", "--warmup", "200ms", "-w", "4", "-b", tc.batch, "--streams", "3",
-				"--connections", "2", "--record-size", "200", "--keep", "--json", "--metrics", n.AdminURL+"/metrics")
+				"--connections", "2", "--record-size", "200", "--keep", "--json", "--metrics", n.AdminURL+"/metrics", "--readers", "1")
 			if run.code != 0 {
 				t.Fatalf("%s: exit %d\nstderr: %s", run.args, run.code, run.stderr)
 			}
@@ -58,8 +59,9 @@ func TestCLIBench(t *testing.T) {
 			for _, name := range got.Streams {
 				stored += tc.next(send(t, "HEAD", n.URL+name, nil, nil).wantStatus(t, 200))
 			}
-			if stored != got.Records+got.Warmup*batch {
-				t.Fatalf("the kept streams hold %d records; bench counted %d and %d appends of the warmup", stored, got.Records, got.Warmup)
+			if stored != got.Records+got.Warmup*batch || got.Verified != stored {
+				t.Fatalf("the kept streams hold %d records; bench counted %d and %d appends of the warmup, its reader checked %d",
+					stored, got.Records, got.Warmup, got.Verified)
 			}
 			run = runPico(t, env, "", "bench", "-d", "300ms", "-w", "2", "--streams", "2", "--json")
 			var unkept benchSummary

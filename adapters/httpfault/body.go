@@ -78,14 +78,15 @@ func (w *bodyWriter) finish() {
 }
 
 // corrupt makes body invalid as JSON, and as most other things: it
-// overwrites its first two bytes and about a tenth of the others with
-// ASCII letters, so the text stays valid UTF-8.
+// overwrites its first two bytes with "XY" and about a tenth of the
+// others with 'Z', so the text stays valid UTF-8.
 func corrupt(body []byte, rand func() float64) {
 	if len(body) == 0 {
 		return
 	}
 	copy(body, "XY")
-	for range max(1, len(body)/10) {
-		body[int(rand()*float64(len(body)))] = 'Z'
+	rest := body[min(2, len(body)):]
+	for range len(rest) / 10 {
+		rest[int(rand()*float64(len(rest)))] = 'Z'
 	}
 }

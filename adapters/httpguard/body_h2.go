@@ -16,16 +16,16 @@ import (
 // checks them during each read, since a stream's read deadline, once
 // passed, ends the stream.
 type sharedConn struct {
-	read *atomic.Int64 // the connection's bytes; nil: the body's own
+	read *atomic.Int64 // the connection's bytes; when unknown, a count of its own that stays 0
 
 	mu        sync.Mutex
 	timer     *time.Timer
 	reading   bool
 	readStart time.Time
-	base      int64 // the connection's bytes when the read started
-	progress  int64 // bytes the connection delivered during earlier reads
-	lastByte  time.Time
-	lastCount int64
+	base      int64     // the connection's bytes when the read started
+	progress  int64     // bytes the connection delivered during earlier reads
+	lastByte  time.Time // when a read last saw the connection deliver a byte
+	lastCount int64     // the connection's bytes during this read when last looked at
 	cutReason string
 }
 
@@ -57,7 +57,7 @@ func (c *sharedConn) begin(r *rateReader) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
-	c.reading, c.readStart, c.base = true, now, c.read.Load()
+	c.reading, c.readStart, c.base, c.lastCount = true, now, c.read.Load(), 0
 	if c.lastByte.IsZero() {
 		c.lastByte = now
 	}

@@ -46,9 +46,9 @@ func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 --record-size bytes to them for --warmup, uncounted, then for --duration
 (seconds, as in -d 60, or a duration, as in -d 1m30s), --window appends in
 flight, each of --batch records. At the deadline it stops sending and waits
-for the appends in flight: the drain, which the summary reports. Each of the --window writers goes through the streams
-in turn, and writer i uses connection pool i mod --connections (so pools
-beyond --window stay unused). An append counts once it is acknowledged, which
+for the appends in flight: the drain, which the summary reports. Each of
+the --window writers goes through the streams in turn, and writer i uses
+connection pool i mod --connections (so pools beyond --window stay unused). An append counts once it is acknowledged, which
 is once it is durable. Prints the rate every second to stderr and a summary
 (throughput and append latency) to stdout, then deletes the streams unless
 --keep. Latency includes the wait behind the window: with W appends in flight
@@ -111,8 +111,8 @@ acknowledged record, and fails if they do not or a check fails.
 	if o.producer && clients[0].protocol() != "pico" {
 		return cmd.usageError("--producer needs --protocol pico")
 	}
-	if o.readers > 0 && (o.producer || o.recordSize < chainHeader+2*boolInt(quotedRecords(clients[0], o))) {
-		return cmd.usageError(errNoReaders.Error())
+	if least := chainRecordSize(quotedRecords(clients[0], o)); o.readers > 0 && (o.producer || o.recordSize < least) {
+		return cmd.usageError(fmt.Sprintf("--readers needs records of at least %d bytes here, to carry their check, and not --producer", least))
 	}
 	b, err := newBench(ctx, o, clients)
 	if b != nil && !o.keep {
@@ -158,8 +158,9 @@ type bench struct {
 	names   []string
 	send    [][]appendFunc // [connection][stream]
 	records [][]byte
-	quoted  bool       // each record is a JSON string
-	ackedBy [][]uint64 // [stream][writer]: records acknowledged, with --readers
+	quoted  bool          // each record is a JSON string
+	readers *benchReaders // with --readers
+	ackedBy [][]uint64    // [stream][writer]: records acknowledged, with --readers
 }
 
 // newBench creates the streams. On an error it returns what it created, so
@@ -202,7 +203,7 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 	from, deadline := b.window()
 	tally := newBenchTally(stop, from)
 	if b.o.readers > 0 {
-		tally.readers = b.startReaders(ctx, from)
+		b.readers = b.startReaders(ctx, from)
 		b.ackedBy = make([][]uint64, len(b.names))
 		for s := range b.ackedBy {
 			b.ackedBy[s] = make([]uint64, b.o.window)
@@ -257,13 +258,6 @@ func (b *bench) text(r []byte) []byte {
 // Durable Streams batch is a JSON array.
 func quotedRecords(c streamClient, o benchOptions) bool { return c.protocol() == "ds" && o.batch > 1 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // window is when a run starts counting, after the warmup, and when it
 // stops sending.
 func (b *bench) window() (from, deadline time.Time) {
@@ -289,7 +283,7 @@ func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGro
 		res.kept = b.names
 	}
 	if c, ok := <-before; ok {
-		after, err := scrapeStore(ctx, b.o.metrics)
+		after, err := scrapeStore(context.WithoutCancel(ctx), b.o.metrics) // a failed run's cost too
 		if err != nil {
 			fmt.Fprintf(stderr, "pico bench: no cost: %v\n", err)
 		} else {
@@ -297,7 +291,7 @@ func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGro
 		}
 	}
 	err := tally.firstErr
-	if rs := tally.readers; rs != nil {
+	if rs := b.readers; rs != nil {
 		if rerr := rs.settle(b.ackedBy); err == nil {
 			err = rerr
 		}
@@ -320,7 +314,6 @@ type benchTally struct {
 	mu       sync.Mutex
 	latency  *hdrhistogram.Histogram
 	lastAck  time.Time
-	readers  *benchReaders // nil without --readers
 	once     sync.Once
 	firstErr error
 	stop     context.CancelFunc

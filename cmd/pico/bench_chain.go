@@ -18,9 +18,21 @@ import (
 // finds any record dropped, repeated, reordered or changed.
 const (
 	chainMagic  = "pb1:"
-	chainHeader = len(chainMagic) + 8 + 1 + 16 + 1 + 16 + 1 + 16 + 1 // 64
-	chainAt     = chainHeader - 17                                   // where the chain field starts
+	writerAt    = len(chainMagic) // each field is followed by a colon
+	seqAt       = writerAt + 8 + 1
+	sentAt      = seqAt + 16 + 1
+	chainAt     = sentAt + 16 + 1
+	chainHeader = chainAt + 16 + 1 // 64
 )
+
+// chainRecordSize is the least record size that carries the header, with
+// room for a JSON string's quotes if quoted.
+func chainRecordSize(quoted bool) int {
+	if quoted {
+		return chainHeader + 2
+	}
+	return chainHeader
+}
 
 // chainLink is where one writer's chain on one stream stands: the next
 // seq and the last chain.
@@ -33,22 +45,22 @@ type chainLink struct {
 // (the record without a JSON string's quotes), sent at sent.
 func (l *chainLink) stamp(text []byte, writer uint32, sent time.Time) {
 	copy(text, chainMagic)
-	pos := len(chainMagic)
-	pos = putHex(text, pos, uint64(writer), 8)
-	pos = putHex(text, pos, l.next, 16)
-	pos = putHex(text, pos, uint64(sent.UnixNano()), 16)
+	putHex(text[writerAt:seqAt], uint64(writer))
+	putHex(text[seqAt:sentAt], l.next)
+	putHex(text[sentAt:chainAt], uint64(sent.UnixNano()))
 	l.chain = chainOf(l.chain, text)
-	putHex(text, pos, l.chain, 16)
+	putHex(text[chainAt:chainHeader], l.chain)
 	l.next++
 }
 
-func putHex(b []byte, pos int, v uint64, width int) int {
-	for i := width - 1; i >= 0; i-- {
-		b[pos+i] = "0123456789abcdef"[v&0xf]
+// putHex writes v in hexadecimal into field, all of it but its last
+// byte, which is the colon after it.
+func putHex(field []byte, v uint64) {
+	for i := len(field) - 2; i >= 0; i-- {
+		field[i] = "0123456789abcdef"[v&0xf]
 		v >>= 4
 	}
-	b[pos+width] = ':'
-	return pos + width + 1
+	field[len(field)-1] = ':'
 }
 
 func chainOf(prev uint64, text []byte) uint64 {
@@ -84,9 +96,9 @@ func (c *chainCheck) check(rec []byte) (writer uint32, seq uint64, sent time.Tim
 	if !ok {
 		return 0, 0, time.Time{}, fmt.Errorf("%w: a record of %d bytes is corrupt (want %d bytes starting %q)", errIntegrity, len(rec), c.size, chainMagic)
 	}
-	w, err1 := strconv.ParseUint(string(text[4:12]), 16, 32)
-	s, err2 := strconv.ParseUint(string(text[13:29]), 16, 64)
-	t, err3 := strconv.ParseUint(string(text[30:46]), 16, 64)
+	w, err1 := strconv.ParseUint(string(text[writerAt:seqAt-1]), 16, 32)
+	s, err2 := strconv.ParseUint(string(text[seqAt:sentAt-1]), 16, 64)
+	t, err3 := strconv.ParseUint(string(text[sentAt:chainAt-1]), 16, 64)
 	ch, err4 := strconv.ParseUint(string(text[chainAt:chainHeader-1]), 16, 64)
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return 0, 0, time.Time{}, fmt.Errorf("%w: a record's header is corrupt: %v", errIntegrity, err)
@@ -125,14 +137,15 @@ func (c *chainCheck) text(rec []byte) ([]byte, bool) {
 }
 
 // missing compares where each writer's chain stands with the records the
-// writers had acknowledged, returning the first shortfall.
-func (c *chainCheck) missing(acked map[uint32]uint64) error {
+// writers had acknowledged (acked[w] for writer w), returning the first
+// shortfall.
+func (c *chainCheck) missing(acked []uint64) error {
 	for w, n := range acked {
-		if got := c.writers[w]; n > 0 && (got == nil || got.next < n) {
-			seen := uint64(0)
-			if got != nil {
-				seen = got.next
-			}
+		seen := uint64(0)
+		if got := c.writers[uint32(w)]; got != nil {
+			seen = got.next
+		}
+		if seen < n {
 			return fmt.Errorf("%w: writer %d had %d records acknowledged, a reader saw %d (missing at the end)", errIntegrity, w, n, seen)
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -136,12 +135,8 @@ func (rs *benchReaders) settle(acked [][]uint64) error {
 // behind is the first reader's shortfall, nil if none is behind.
 func (rs *benchReaders) behind(acked [][]uint64) error {
 	for _, r := range rs.all {
-		want := map[uint32]uint64{}
-		for w, n := range acked[r.stream] {
-			want[uint32(w)] = n
-		}
 		r.mu.Lock()
-		err := r.check.missing(want)
+		err := r.check.missing(acked[r.stream])
 		r.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", rs.b.names[r.stream], err)
@@ -157,5 +152,3 @@ func (rs *benchReaders) summary(s *benchSummary) {
 	s.Verified = rs.verified
 	s.EndToEndMs = quantilesMs(rs.latency)
 }
-
-var errNoReaders = errors.New("--readers needs records of at least 64 bytes (66 with --protocol ds and --batch above 1) to carry their check, and not --producer")

@@ -28,8 +28,12 @@ const (
 	// append that closes the stream says so in its frame, which older
 	// nodes refuse to decode. No command or snapshot version.
 	LevelSealFrames Level = 3
+	// LevelRecordKeys adds record keys to WAL frames and data objects (the
+	// keyed flag of a frame): older nodes refuse frames that carry it. No
+	// command or snapshot version.
+	LevelRecordKeys Level = 4
 	// LevelCurrent is the highest level this build reads.
-	LevelCurrent = LevelSealFrames
+	LevelCurrent = LevelRecordKeys
 )
 
 // CommandLevel is the level that introduced command code c: a node below it

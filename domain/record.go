@@ -13,13 +13,27 @@ import (
 type Record struct {
 	// TimestampMs is assigned by the stream's owner, monotonic per stream.
 	TimestampMs int64
-	Headers     []Header
-	Body        []byte
+	// Key is the record's key, bytes of the writer's choosing: nil for
+	// none. An empty, non-nil key is a key (the Pico protocol tells the
+	// two apart).
+	Key     []byte
+	Headers []Header
+	Body    []byte
 }
 
-// Header is one record header.
+// Header is one record header: a name, and a value of any bytes.
 type Header struct {
 	Key, Value string
+}
+
+// Keyed reports whether any of records has a key.
+func Keyed(records []Record) bool {
+	for i := range records {
+		if records[i].Key != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ProducerStamp identifies an idempotent producer's append. It travels inside
@@ -75,7 +89,7 @@ func (f *Frame) Size() int {
 // Size returns the bytes the record's body and headers take, by the
 // measure of Frame.Size.
 func (r *Record) Size() int {
-	n := len(r.Body) + 16
+	n := len(r.Body) + len(r.Key) + 16
 	for _, h := range r.Headers {
 		n += len(h.Key) + len(h.Value)
 	}
@@ -94,7 +108,8 @@ const (
 	frameHasProducer  = 1 << 0
 	frameHasWriterSeq = 1 << 1
 	frameSeals        = 1 << 2 // written from LevelSealFrames on
-	frameKnownFlags   = frameHasProducer | frameHasWriterSeq | frameSeals
+	frameKeyed        = 1 << 3 // records carry keys; from LevelRecordKeys on
+	frameKnownFlags   = frameHasProducer | frameHasWriterSeq | frameSeals | frameKeyed
 )
 
 // AppendFrame appends f's framed encoding to b: u32 body length, u32 CRC-32C
@@ -116,9 +131,10 @@ func AppendFrame(b []byte, f *Frame) []byte {
 	if f.WriterSeq != "" {
 		e.str(f.WriterSeq)
 	}
+	keyed := Keyed(f.Records)
 	e.uvarint(uint64(len(f.Records)))
 	for i := range f.Records {
-		appendRecord(e, &f.Records[i])
+		appendRecord(e, &f.Records[i], keyed)
 	}
 	b = e.buf
 	body := b[start+8:]
@@ -136,7 +152,7 @@ func frameSizeHint(f *Frame) int {
 	}
 	for i := range f.Records {
 		r := &f.Records[i]
-		n += len(r.Body) + 2*binary.MaxVarintLen64
+		n += len(r.Body) + len(r.Key) + 3*binary.MaxVarintLen64
 		for _, h := range r.Headers {
 			n += len(h.Key) + len(h.Value) + 2*binary.MaxVarintLen64
 		}
@@ -159,11 +175,20 @@ func frameFlags(f *Frame) uint8 {
 	if f.Seals {
 		flags |= frameSeals
 	}
+	if Keyed(f.Records) {
+		flags |= frameKeyed
+	}
 	return flags
 }
 
-func appendRecord(e *encoder, r *Record) {
+// appendRecord encodes r; in a keyed frame each record starts its fields
+// with uvarint(len(key)+1), 0 for no key. A frame without keys is laid out
+// as before keys existed, so older nodes read it.
+func appendRecord(e *encoder, r *Record, keyed bool) {
 	e.varint(r.TimestampMs)
+	if keyed {
+		e.key(r.Key)
+	}
 	e.uvarint(uint64(len(r.Headers)))
 	for _, h := range r.Headers {
 		e.str(h.Key)
@@ -190,13 +215,13 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 	}
 	d := &decoder{buf: body, alias: true}
 	f := Frame{Stream: d.uvarint(), Epoch: d.uvarint(), Offset: d.uvarint()}
-	decodeFrameOptions(d, &f)
+	keyed := decodeFrameOptions(d, &f)
 	count := d.count(3)
 	if count > 0 {
 		f.Records = make([]Record, count)
 	}
 	for i := 0; i < count && d.err == nil; i++ {
-		f.Records[i] = decodeRecord(d)
+		f.Records[i] = decodeRecord(d, keyed)
 	}
 	if err := d.finish(); err != nil {
 		return Frame{}, 0, err
@@ -209,12 +234,12 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 
 // decodeFrameOptions reads the flags byte and the optional fields it
 // announces. Unknown bits are refused rather than skipped: they would mean
-// fields this version cannot place.
-func decodeFrameOptions(d *decoder, f *Frame) {
+// fields this version cannot place. It reports whether records carry keys.
+func decodeFrameOptions(d *decoder, f *Frame) bool {
 	flags := d.u8()
 	if flags&^frameKnownFlags != 0 {
 		d.fail("unknown frame flags %#x", flags)
-		return
+		return false
 	}
 	if flags&frameHasProducer != 0 {
 		f.Producer = &ProducerStamp{ID: d.str(), Epoch: d.uvarint(), Seq: d.uvarint()}
@@ -225,10 +250,14 @@ func decodeFrameOptions(d *decoder, f *Frame) {
 		}
 	}
 	f.Seals = flags&frameSeals != 0
+	return flags&frameKeyed != 0
 }
 
-func decodeRecord(d *decoder) Record {
+func decodeRecord(d *decoder, keyed bool) Record {
 	r := Record{TimestampMs: d.varint()}
+	if keyed {
+		r.Key = d.key()
+	}
 	if n := d.count(2); n > 0 {
 		r.Headers = make([]Header, n)
 		for i := range r.Headers {
@@ -245,4 +274,34 @@ func appendU32(b []byte, v uint32) []byte {
 
 func readU32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// key encodes a record key as uvarint(len+1), so that 0 is no key and 1 the
+// empty one.
+func (e *encoder) key(k []byte) {
+	if k == nil {
+		e.uvarint(0)
+		return
+	}
+	e.uvarint(uint64(len(k)) + 1)
+	e.buf = append(e.buf, k...)
+}
+
+// key decodes what encoder.key wrote; an empty key is a non-nil slice.
+func (d *decoder) key() []byte {
+	n := d.uvarint()
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	n--
+	if n > uint64(len(d.buf)) {
+		d.fail("key length %d exceeds the %d bytes left", n, len(d.buf))
+		return nil
+	}
+	k := d.buf[:n:n]
+	if !d.alias {
+		k = append([]byte{}, k...)
+	}
+	d.buf = d.buf[n:]
+	return k
 }

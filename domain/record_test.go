@@ -94,7 +94,8 @@ func TestFrameWriterSeqLayout(t *testing.T) {
 
 func TestDecodeFrameRefusesBadFlags(t *testing.T) {
 	cases := map[string][]byte{
-		"unknown bit 3":        {7, 2, 100, 8, 0},
+		"unknown bit 4":        {7, 2, 100, 16, 0},
+		"key past the end":     {7, 2, 100, frameKeyed, 1, 0, 5, 'k', 0, 0},
 		"unknown high bit":     {7, 2, 100, 0x80, 0},
 		"known and unknown":    {7, 2, 100, 0x43, 1, 'p', 3, 4, 1, 'w', 0},
 		"empty writer seq":     {7, 2, 100, frameHasWriterSeq, 0, 0},
@@ -109,11 +110,14 @@ func TestDecodeFrameRefusesBadFlags(t *testing.T) {
 }
 
 // Frame goldens: v1 was written by the encoder before writer sequences and
-// is never regenerated; v2 adds the writer sequence, v3 the seal flag.
+// is never regenerated; v2 adds the writer sequence, v3 the seal flag, v4
+// record keys (a keyed record, an empty key, no key, and a header value
+// that is not UTF-8).
 var (
 	frameGoldenV1 = filepath.Join("testdata", "golden", "wire", "frame_v1.hex")
 	frameGoldenV2 = filepath.Join("testdata", "golden", "wire", "frame_v2.hex")
 	frameGoldenV3 = filepath.Join("testdata", "golden", "wire", "frame_v3.hex")
+	frameGoldenV4 = filepath.Join("testdata", "golden", "wire", "frame_v4.hex")
 )
 
 var frameGoldenSample = Frame{Stream: 42, Epoch: 5, Offset: 100,
@@ -125,7 +129,10 @@ func TestFrameGoldens(t *testing.T) {
 	v2.WriterSeq = "0000000017"
 	v3 := v2
 	v3.Seals = true
-	for path, want := range map[string]Frame{frameGoldenV1: frameGoldenSample, frameGoldenV2: v2, frameGoldenV3: v3} {
+	v4 := v3
+	v4.Records = []Record{{TimestampMs: 7, Key: []byte("order-9"), Headers: []Header{{Key: "raw", Value: "\xff\x00"}}, Body: []byte("a")},
+		{TimestampMs: 7, Key: []byte{}}, {TimestampMs: 7, Body: []byte("c")}}
+	for path, want := range map[string]Frame{frameGoldenV1: frameGoldenSample, frameGoldenV2: v2, frameGoldenV3: v3, frameGoldenV4: v4} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			if path != frameGoldenV1 {
 				writeGoldenOnUpdate(t, path, AppendFrame(nil, &want))
@@ -183,6 +190,7 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Add([]byte{7, 2, 100, 1, 1, 'p', 3, 4, 1, 0x0a, 0x00, 0x01, 'x'}) // old style
 	f.Add([]byte{7, 2, 100, 6, 0})
 	f.Add(body(Frame{Stream: 2, Epoch: 3, Seals: true, Records: []Record{{Body: []byte("z")}}}))
+	f.Add(body(Frame{Stream: 2, Records: []Record{{Key: []byte("k"), Body: []byte("z")}, {Key: []byte{}}, {}}}))
 	f.Add(AppendFrame(nil, &Frame{Stream: 3, WriterSeq: "z", Records: []Record{{Body: []byte("y")}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkFrameReencodes(t, b)

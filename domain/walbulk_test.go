@@ -19,8 +19,12 @@ func genFrame() *rapid.Generator[Frame] {
 		n := rapid.IntRange(0, 5).Draw(t, "records")
 		for i := 0; i < n; i++ {
 			r := Record{TimestampMs: rapid.Int64().Draw(t, "ts")}
+			if rapid.Bool().Draw(t, "keyed") {
+				r.Key = append([]byte{}, rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "key")...)
+			}
 			for j := rapid.IntRange(0, 2).Draw(t, "headers"); j > 0; j-- {
-				r.Headers = append(r.Headers, Header{Key: rapid.String().Draw(t, "k"), Value: rapid.String().Draw(t, "v")})
+				value := string(rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "v")) // any bytes
+				r.Headers = append(r.Headers, Header{Key: rapid.String().Draw(t, "k"), Value: value})
 			}
 			if b := rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "body"); len(b) > 0 {
 				r.Body = b

@@ -47,9 +47,9 @@ type AppendResult struct {
 }
 
 // Append appends records as one atomic request: all or none are written,
-// with consecutive seqs. Only Headers and Body of each record are sent. A
-// single record without headers travels as the raw body; anything else as
-// a binary batch. Append does not retry: a retry without a producer stamp
+// with consecutive seqs. Only Key, Headers and Body of each record are
+// sent. A single record without a key or headers travels as the raw body;
+// anything else as a binary batch. Append does not retry: a retry without a producer stamp
 // could write the records twice (see Producer).
 func (c *Client) Append(ctx context.Context, name string, records []Record, opts AppendOptions) (AppendResult, error) {
 	if len(records) == 0 && !opts.Close {
@@ -75,9 +75,14 @@ func (c *Client) Append(ctx context.Context, name string, records []Record, opts
 }
 
 // isRawRecord reports whether records can go as a plain body: one record,
-// no headers, and not empty (an empty body would read as "close only").
+// no key or headers, and not empty (an empty body would read as "close
+// only").
 func isRawRecord(records []Record) bool {
-	return len(records) == 1 && len(records[0].Headers) == 0 && len(records[0].Body) > 0
+	if len(records) != 1 {
+		return false
+	}
+	r := &records[0]
+	return r.Key == nil && len(r.Headers) == 0 && len(r.Body) > 0
 }
 
 func appendHeader(opts AppendOptions) http.Header {

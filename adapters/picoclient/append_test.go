@@ -40,9 +40,11 @@ func TestAppendOneRecordSendsRawBody(t *testing.T) {
 
 func TestAppendBatchesWhenARecordIsNotPlain(t *testing.T) {
 	for name, records := range map[string][]Record{
-		"many":    {{Body: []byte("a")}, {Body: []byte("b")}},
-		"headers": {{Headers: []Header{{Key: "k", Value: "v"}}, Body: []byte("a")}},
-		"empty":   {{}},
+		"many":      {{Body: []byte("a")}, {Body: []byte("b")}},
+		"headers":   {{Headers: []Header{{Key: "k", Value: "v"}}, Body: []byte("a")}},
+		"empty":     {{}},
+		"key":       {{Key: []byte("order-9"), Body: []byte("a")}},
+		"empty key": {{Key: []byte{}, Headers: []Header{{Key: "raw", Value: "\xff"}}, Body: []byte("a")}},
 	} {
 		c, seen := serve(t, ackAppend)
 		if _, err := c.Append(t.Context(), "/s", records, AppendOptions{ContentType: "text/plain"}); err != nil {
@@ -56,7 +58,8 @@ func TestAppendBatchesWhenARecordIsNotPlain(t *testing.T) {
 			t.Fatalf("%s: decoded %v %v", name, decoded, err)
 		}
 		for i := range records {
-			if string(decoded[i].Body) != string(records[i].Body) || !reflect.DeepEqual(decoded[i].Headers, wireRecords(records)[i].Headers) {
+			if string(decoded[i].Body) != string(records[i].Body) || !reflect.DeepEqual(decoded[i].Headers, wireRecords(records)[i].Headers) ||
+				!reflect.DeepEqual(decoded[i].Key, records[i].Key) {
 				t.Fatalf("%s: record %d = %+v", name, i, decoded[i])
 			}
 		}

@@ -114,7 +114,7 @@ func (f *fakeStream) judge(req domain.WriteRequest) (int, http.Header, []byte) {
 	switch v.Outcome {
 	case domain.Accepted:
 		for i, r := range req.Records {
-			f.records = append(f.records, Record{Seq: v.First + uint64(i), Body: r.Body})
+			f.records = append(f.records, Record{Seq: v.First + uint64(i), Key: r.Key, Body: r.Body})
 		}
 		if len(req.Records) > 0 {
 			h.Set(hdrStartSeq, formatUint(v.First))

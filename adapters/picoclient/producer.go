@@ -147,8 +147,8 @@ func (p *Producer) Epoch() uint64 {
 
 // Append adds rec to the current batch and returns its acknowledgement,
 // which resolves once the record is durable or has failed. It waits while
-// MaxBufferedBytes are pending, for at most ctx. Only rec's Headers and
-// Body are sent.
+// MaxBufferedBytes are pending, for at most ctx. Only rec's Key, Headers
+// and Body are sent.
 func (p *Producer) Append(ctx context.Context, rec Record) (*Ack, error) {
 	size := recordBytes(rec)
 	if size > p.o.MaxBatchBytes {
@@ -173,7 +173,7 @@ func (p *Producer) Append(ctx context.Context, rec Record) (*Ack, error) {
 	}
 	b := p.open
 	ack := &Ack{b: b, i: len(b.records)}
-	b.records, b.bytes = append(b.records, Record{Headers: rec.Headers, Body: rec.Body}), b.bytes+size
+	b.records, b.bytes = append(b.records, Record{Key: rec.Key, Headers: rec.Headers, Body: rec.Body}), b.bytes+size
 	if len(b.records) >= p.o.MaxBatchRecords {
 		p.seal()
 	}

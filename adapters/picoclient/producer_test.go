@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -220,3 +221,28 @@ func (r *testRand) next() uint64 {
 
 func (r *testRand) n(k int) int    { return int(r.next() % uint64(k)) }
 func (r *testRand) float() float64 { return float64(r.next()>>11) / (1 << 53) }
+
+// A producer sends each record's key, the empty key as a key.
+func TestProducerSendsKeys(t *testing.T) {
+	f, c := newFakeStream(t, nil)
+	p := c.NewProducer("/s", ProducerOptions{MaxBatchRecords: 3})
+	keys := [][]byte{[]byte("a"), nil, {}, []byte{0xff}}
+	for i, k := range keys {
+		if _, err := p.Append(t.Context(), Record{Key: k, Body: []byte{byte('0' + i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range f.records {
+		if !reflect.DeepEqual(r.Key, keys[i]) {
+			t.Errorf("record %d has key %#v, want %#v", i, r.Key, keys[i])
+		}
+	}
+	if len(f.records) != len(keys) {
+		t.Fatalf("%d records written, want %d", len(f.records), len(keys))
+	}
+}

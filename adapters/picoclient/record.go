@@ -7,16 +7,19 @@ import (
 	"github.com/picomq/pico/domain"
 )
 
-// Record is one record of a stream. An append sends Headers and Body; a read
-// also fills in Seq and Timestamp, which the stream's owner assigns.
+// Record is one record of a stream. An append sends Key, Headers and Body;
+// a read also fills in Seq and Timestamp, which the stream's owner assigns.
 type Record struct {
 	Seq       uint64    // position in the stream, from 0
 	Timestamp time.Time // when the owner appended it, monotonic per stream
-	Headers   []Header
-	Body      []byte
+	// Key is the record's key: nil for none, and []byte{} the empty key.
+	Key     []byte
+	Headers []Header
+	Body    []byte
 }
 
-// Header is one record header. Keys may repeat.
+// Header is one record header. Keys (names) may repeat; a value may hold
+// any bytes.
 type Header struct {
 	Key, Value string
 }
@@ -25,7 +28,7 @@ type Header struct {
 func wireRecords(records []Record) []domain.Record {
 	out := make([]domain.Record, len(records))
 	for i, r := range records {
-		out[i].Body = r.Body
+		out[i].Key, out[i].Body = r.Key, r.Body
 		if len(r.Headers) > 0 {
 			out[i].Headers = make([]domain.Header, len(r.Headers))
 			for j, h := range r.Headers {
@@ -40,7 +43,7 @@ func wireRecords(records []Record) []domain.Record {
 func readRecords(in []picowire.SeqRecord) []Record {
 	out := make([]Record, len(in))
 	for i, r := range in {
-		out[i] = Record{Seq: r.Seq, Timestamp: time.UnixMilli(r.TimestampMs), Body: r.Body}
+		out[i] = Record{Seq: r.Seq, Timestamp: time.UnixMilli(r.TimestampMs), Key: r.Key, Body: r.Body}
 		if len(r.Headers) > 0 {
 			out[i].Headers = make([]Header, len(r.Headers))
 			for j, h := range r.Headers {
@@ -51,10 +54,10 @@ func readRecords(in []picowire.SeqRecord) []Record {
 	return out
 }
 
-// recordBytes is what records weigh against a batch's byte bound: bodies,
-// header text and the framing of each.
+// recordBytes is what records weigh against a batch's byte bound: keys,
+// bodies, headers and the framing of each.
 func recordBytes(r Record) int {
-	n := 8 + len(r.Body)
+	n := 12 + len(r.Key) + len(r.Body)
 	for _, h := range r.Headers {
 		n += 8 + len(h.Key) + len(h.Value)
 	}

@@ -15,22 +15,25 @@ const batchVersion = 1
 // Smallest encodings of the binary elements: a count read from the wire
 // pre-sizes a slice only as far as the bytes left could hold.
 const (
-	minBatchRecord    = 4 + 4         // header_count, body_len
-	minResponseRecord = 8 + 8 + 4 + 4 // seq, timestamp, header_count, body_len
-	minBatchHeader    = 4 + 4         // name len, value len
+	minBatchRecord    = 4 + 4 + 4         // key_len, header_count, body_len
+	minResponseRecord = 8 + 8 + 4 + 4 + 4 // seq, timestamp, key_len, header_count, body_len
+	minBatchHeader    = 4 + 4             // name len, value len
+	noKeyLen          = math.MaxUint32    // key_len -1: a record without a key
 )
 
 // EncodeBatch encodes records as a binary batch request body:
 //
 //	u8 version=1 | u32 count | count × record
-//	record  = u32 header_count | header_count × (str name, str value) | u32 body_len | body
-//	str     = u32 len | UTF-8 bytes
+//	record  = i32 key_len | key | u32 header_count | header_count × (name, value) | u32 body_len | body
+//	name    = u32 len | UTF-8 bytes
+//	value   = u32 len | bytes
 //
-// Integers are big-endian (the original server's layout). Timestamps are not
-// sent: the stream's owner assigns them. Headers keep their order,
-// duplicates included; names and values that are not UTF-8 make a batch
-// DecodeBatch rejects. It panics if a count or length does not fit in 32
-// bits, which no bounded caller can reach.
+// Integers are big-endian (the original server's layout). key_len is -1 for
+// a record without a key (Key nil) and 0 for the empty key. Timestamps are
+// not sent: the stream's owner assigns them. Headers keep their order,
+// duplicates included; a name that is not UTF-8 makes a batch DecodeBatch
+// rejects. It panics if a count or length does not fit in 32 bits (31 for
+// a key), which no bounded caller can reach.
 func EncodeBatch(records []domain.Record) []byte {
 	size := 1 + 4
 	for i := range records {
@@ -38,18 +41,20 @@ func EncodeBatch(records []domain.Record) []byte {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, batchVersion)
-	b = binary.BigEndian.AppendUint32(b, wireLen(len(records)))
+	b = binary.BigEndian.AppendUint32(b, wireLen(len(records), math.MaxUint32))
 	for i := range records {
 		b = appendBatchRecord(b, &records[i])
 	}
 	return b
 }
 
-// DecodeBatch decodes a binary batch request body. Bodies alias b. It
-// rejects an unknown version, a count of 0 or over the limit, more headers
-// than the limit, truncation, lengths past the end, header names or values
-// that are not UTF-8, and trailing bytes. Decoded records have no timestamp,
-// no Headers slice when they have none and a nil Body when it is empty.
+// DecodeBatch decodes a binary batch request body. Bodies and keys alias b.
+// It rejects an unknown version, a count of 0 or over the limit, more
+// headers than the limit, truncation, lengths past the end, a key length
+// below -1, header names that are not UTF-8, and trailing bytes. Decoded
+// records have no timestamp, no Headers slice when they have none, a nil
+// Body when it is empty, a nil Key when they have none and an empty non-nil
+// one for the empty key.
 func DecodeBatch(b []byte, lim BatchLimits) ([]domain.Record, error) {
 	r := batchReader{rest: b, record: -1, what: "batch"}
 	count := r.start(lim.MaxRecords)
@@ -69,9 +74,9 @@ func DecodeBatch(b []byte, lim BatchLimits) ([]domain.Record, error) {
 
 // EncodeBatchResponse encodes records as a binary read response:
 //
-//	u8 version=1 | u32 count | count × (u64 seq | i64 timestamp_ms | u32 header_count | headers | u32 body_len | body)
+//	u8 version=1 | u32 count | count × (u64 seq | i64 timestamp_ms | record)
 //
-// headers and body are laid out as in EncodeBatch. It panics where
+// record is laid out as in EncodeBatch. It panics where
 // EncodeBatch does.
 func EncodeBatchResponse(records []SeqRecord) []byte {
 	size := 1 + 4
@@ -80,7 +85,7 @@ func EncodeBatchResponse(records []SeqRecord) []byte {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, batchVersion)
-	b = binary.BigEndian.AppendUint32(b, wireLen(len(records)))
+	b = binary.BigEndian.AppendUint32(b, wireLen(len(records), math.MaxUint32))
 	for i := range records {
 		b = binary.BigEndian.AppendUint64(b, records[i].Seq)
 		b = binary.BigEndian.AppendUint64(b, uint64(records[i].TimestampMs))
@@ -110,32 +115,39 @@ func DecodeBatchResponse(b []byte, lim BatchLimits) ([]SeqRecord, error) {
 }
 
 func appendBatchRecord(b []byte, r *domain.Record) []byte {
-	b = binary.BigEndian.AppendUint32(b, wireLen(len(r.Headers)))
+	if r.Key == nil {
+		b = binary.BigEndian.AppendUint32(b, noKeyLen)
+	} else {
+		b = binary.BigEndian.AppendUint32(b, wireLen(len(r.Key), math.MaxInt32))
+		b = append(b, r.Key...)
+	}
+	b = binary.BigEndian.AppendUint32(b, wireLen(len(r.Headers), math.MaxUint32))
 	for _, h := range r.Headers {
 		b = appendWireString(b, h.Key)
 		b = appendWireString(b, h.Value)
 	}
-	b = binary.BigEndian.AppendUint32(b, wireLen(len(r.Body)))
+	b = binary.BigEndian.AppendUint32(b, wireLen(len(r.Body), math.MaxUint32))
 	return append(b, r.Body...)
 }
 
 func appendWireString(b []byte, s string) []byte {
-	b = binary.BigEndian.AppendUint32(b, wireLen(len(s)))
+	b = binary.BigEndian.AppendUint32(b, wireLen(len(s), math.MaxUint32))
 	return append(b, s...)
 }
 
-// wireLen converts a count or length for a u32 field; truncating it would
-// write a batch that decodes as something else.
-func wireLen(n int) uint32 {
-	if uint64(n) > math.MaxUint32 {
-		panic(fmt.Sprintf("picowire: wire length %d does not fit in 32 bits", n))
+// wireLen converts a count or length for a 32-bit field whose largest value
+// is limit; truncating it would write a batch that decodes as something
+// else.
+func wireLen(n int, limit uint64) uint32 {
+	if uint64(n) > limit {
+		panic(fmt.Sprintf("picowire: wire length %d does not fit in its field", n))
 	}
 	return uint32(n)
 }
 
 // recordSize returns the bytes appendBatchRecord writes for r.
 func recordSize(r *domain.Record) int {
-	n := minBatchRecord + len(r.Body)
+	n := minBatchRecord + len(r.Key) + len(r.Body)
 	for _, h := range r.Headers {
 		n += minBatchHeader + len(h.Key) + len(h.Value)
 	}
@@ -183,9 +195,10 @@ func (r *batchReader) start(maxRecords int) int {
 	return int(count)
 }
 
-// recordTail reads what every record ends with: headers, then the body.
+// recordTail reads what every record ends with: its key, headers, then the
+// body.
 func (r *batchReader) recordTail(maxHeaders int) domain.Record {
-	var rec domain.Record
+	rec := domain.Record{Key: r.key()}
 	n := r.u32("header count")
 	if overLimit(uint64(n), maxHeaders) {
 		r.fail("%d headers, the limit is %d", n, max(maxHeaders, 0))
@@ -194,7 +207,7 @@ func (r *batchReader) recordTail(maxHeaders int) domain.Record {
 	if n > 0 && r.err == nil {
 		rec.Headers = make([]domain.Header, 0, min(int(n), len(r.rest)/minBatchHeader))
 		for j := 0; j < int(n) && r.err == nil; j++ {
-			rec.Headers = append(rec.Headers, domain.Header{Key: r.text(j, "name"), Value: r.text(j, "value")})
+			rec.Headers = append(rec.Headers, domain.Header{Key: r.name(j), Value: string(r.bytes(fmt.Sprintf("header %d value", j)))})
 		}
 	}
 	rec.Body = r.bytes("body")
@@ -204,28 +217,31 @@ func (r *batchReader) recordTail(maxHeaders int) domain.Record {
 	return rec
 }
 
-// text reads part ("name" or "value") of header h as a UTF-8 string.
-func (r *batchReader) text(h int, part string) string {
-	if r.err != nil {
-		return ""
-	}
-	if len(r.rest) < 4 {
-		r.fail("header %d %s length truncated", h, part)
-		return ""
-	}
-	n := binary.BigEndian.Uint32(r.rest)
-	r.rest = r.rest[4:]
-	if uint64(n) > uint64(len(r.rest)) {
-		r.fail("header %d %s length %d past the end of the %s (%d bytes left)", h, part, n, r.what, len(r.rest))
-		return ""
-	}
-	s := r.rest[:n]
-	r.rest = r.rest[n:]
-	if !utf8.Valid(s) {
-		r.fail("header %d %s is not valid UTF-8", h, part)
-		return ""
+// name reads the name of header h, which must be UTF-8.
+func (r *batchReader) name(h int) string {
+	s := r.bytes(fmt.Sprintf("header %d name", h))
+	if r.err == nil && !utf8.Valid(s) {
+		r.fail("header %d name is not valid UTF-8", h)
 	}
 	return string(s)
+}
+
+// key reads a record's key: -1 is none, anything else below 0 an error.
+func (r *batchReader) key() []byte {
+	n := r.u32("key length")
+	switch {
+	case r.err != nil || n == noKeyLen:
+		return nil
+	case n > math.MaxInt32:
+		r.fail("key length %d (-1 is no key)", int32(n))
+		return nil
+	case uint64(n) > uint64(len(r.rest)):
+		r.fail("key length %d past the end of the %s (%d bytes left)", n, r.what, len(r.rest))
+		return nil
+	}
+	k := r.rest[:n:n]
+	r.rest = r.rest[n:]
+	return k
 }
 
 // bytes reads a length-prefixed field, aliasing the input; empty is nil.

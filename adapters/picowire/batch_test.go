@@ -3,9 +3,13 @@ package picowire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/picomq/pico/domain"
@@ -37,14 +41,21 @@ func wireBytes(parts ...any) []byte {
 
 var testLimits = BatchLimits{MaxRecords: 4, MaxHeaders: 2}
 
+// nk is the key length of a record without a key (i32 -1).
+const nk = uint32(math.MaxUint32)
+
 func TestEncodeBatchLayout(t *testing.T) {
 	got := EncodeBatch([]domain.Record{
 		{TimestampMs: 99, Headers: []domain.Header{{Key: "k", Value: "v"}, {Key: "k", Value: "w"}}, Body: []byte("hi")},
 		{},
+		{Key: []byte("id"), Headers: []domain.Header{{Key: "raw", Value: "\xff"}}},
+		{Key: []byte{}},
 	})
-	want := wireBytes(byte(1), uint32(2),
-		uint32(2), uint32(1), "k", uint32(1), "v", uint32(1), "k", uint32(1), "w", uint32(2), "hi",
-		uint32(0), uint32(0))
+	want := wireBytes(byte(1), uint32(4),
+		nk, uint32(2), uint32(1), "k", uint32(1), "v", uint32(1), "k", uint32(1), "w", uint32(2), "hi",
+		nk, uint32(0), uint32(0),
+		uint32(2), "id", uint32(1), uint32(3), "raw", uint32(1), []byte{0xff}, uint32(0),
+		uint32(0), uint32(0), uint32(0))
 	if !bytes.Equal(got, want) {
 		t.Fatalf("EncodeBatch:\n got %x\nwant %x", got, want)
 	}
@@ -52,16 +63,17 @@ func TestEncodeBatchLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRecs := []domain.Record{{Headers: []domain.Header{{Key: "k", Value: "v"}, {Key: "k", Value: "w"}}, Body: []byte("hi")}, {}}
+	wantRecs := []domain.Record{{Headers: []domain.Header{{Key: "k", Value: "v"}, {Key: "k", Value: "w"}}, Body: []byte("hi")}, {},
+		{Key: []byte("id"), Headers: []domain.Header{{Key: "raw", Value: "\xff"}}}, {Key: []byte{}}}
 	if !reflect.DeepEqual(recs, wantRecs) {
-		t.Fatalf("decoded %+v, want %+v (duplicate keys kept in order, no timestamp)", recs, wantRecs)
+		t.Fatalf("decoded %+v, want %+v (duplicate header names kept in order, no timestamp, the empty key kept)", recs, wantRecs)
 	}
 }
 
 func TestEncodeBatchResponseLayout(t *testing.T) {
 	got := EncodeBatchResponse([]SeqRecord{{Seq: 5, Record: domain.Record{TimestampMs: -2, Headers: []domain.Header{{Key: "a", Value: ""}}, Body: []byte{0xff}}}})
 	want := wireBytes(byte(1), uint32(1), uint64(5), uint64(math.MaxUint64-1),
-		uint32(1), uint32(1), "a", uint32(0), uint32(1), []byte{0xff})
+		nk, uint32(1), uint32(1), "a", uint32(0), uint32(1), []byte{0xff})
 	if !bytes.Equal(got, want) {
 		t.Fatalf("EncodeBatchResponse:\n got %x\nwant %x", got, want)
 	}
@@ -71,7 +83,7 @@ func TestEncodeBatchResponseLayout(t *testing.T) {
 }
 
 func TestDecodeBatchRejects(t *testing.T) {
-	record := wireBytes(uint32(1), uint32(1), "k", uint32(1), "v", uint32(2), "hi")
+	record := wireBytes(nk, uint32(1), uint32(1), "k", uint32(1), "v", uint32(2), "hi")
 	for _, tc := range []struct {
 		name string
 		in   []byte
@@ -85,22 +97,23 @@ func TestDecodeBatchRejects(t *testing.T) {
 		{"zero count", wireBytes(byte(1), uint32(0)), []string{"empty batch"}},
 		{"count over limit", wireBytes(byte(1), uint32(5)), []string{"5 records", "limit is 4"}},
 		{"huge count", []byte{1, 0xff, 0xff, 0xff, 0xff}, []string{"4294967295 records"}},
-		{"no header count", wireBytes(byte(1), uint32(1)), []string{"record 0: header count truncated"}},
-		{"headers over limit", wireBytes(byte(1), uint32(1), uint32(3)), []string{"record 0: 3 headers", "limit is 2"}},
-		{"header name past end", wireBytes(byte(1), uint32(1), uint32(1), uint32(5), "a"),
+		{"no key length", wireBytes(byte(1), uint32(1)), []string{"record 0: key length truncated"}},
+		{"key length below -1", wireBytes(byte(1), uint32(1), uint32(math.MaxUint32-1)), []string{"record 0: key length -2"}},
+		{"key past end", wireBytes(byte(1), uint32(1), uint32(4), "ab"), []string{"record 0: key length 4 past the end of the batch (2 bytes left)"}},
+		{"no header count", wireBytes(byte(1), uint32(1), uint32(1), "k"), []string{"record 0: header count truncated"}},
+		{"headers over limit", wireBytes(byte(1), uint32(1), nk, uint32(3)), []string{"record 0: 3 headers", "limit is 2"}},
+		{"header name past end", wireBytes(byte(1), uint32(1), nk, uint32(1), uint32(5), "a"),
 			[]string{"record 0: header 0 name length 5 past the end of the batch (1 bytes left)"}},
-		{"header name length short", wireBytes(byte(1), uint32(1), uint32(1), []byte{0, 0}),
+		{"header name length short", wireBytes(byte(1), uint32(1), nk, uint32(1), []byte{0, 0}),
 			[]string{"record 0: header 0 name length truncated"}},
-		{"header name not UTF-8", wireBytes(byte(1), uint32(1), uint32(1), uint32(1), []byte{0xc3}, uint32(0), uint32(0)),
+		{"header name not UTF-8", wireBytes(byte(1), uint32(1), nk, uint32(1), uint32(1), []byte{0xc3}, uint32(0), uint32(0)),
 			[]string{"record 0: header 0 name is not valid UTF-8"}},
-		{"header value not UTF-8", wireBytes(byte(1), uint32(1), uint32(2), uint32(1), "a", uint32(0), uint32(1), "b", uint32(2), []byte{0xed, 0xa0}, uint32(0)),
-			[]string{"record 0: header 1 value is not valid UTF-8"}},
-		{"header value missing", wireBytes(byte(1), uint32(1), uint32(1), uint32(1), "a"),
+		{"header value missing", wireBytes(byte(1), uint32(1), nk, uint32(1), uint32(1), "a"),
 			[]string{"record 0: header 0 value length truncated"}},
-		{"no body length", wireBytes(byte(1), uint32(1), uint32(0)), []string{"record 0: body length truncated"}},
-		{"body past end", wireBytes(byte(1), uint32(1), uint32(0), uint32(900), "abc"),
+		{"no body length", wireBytes(byte(1), uint32(1), nk, uint32(0)), []string{"record 0: body length truncated"}},
+		{"body past end", wireBytes(byte(1), uint32(1), nk, uint32(0), uint32(900), "abc"),
 			[]string{"record 0: body length 900 past the end of the batch (3 bytes left)"}},
-		{"second record missing", wireBytes(byte(1), uint32(2), record), []string{"record 1: header count truncated"}},
+		{"second record missing", wireBytes(byte(1), uint32(2), record), []string{"record 1: key length truncated"}},
 		{"third record cut", wireBytes(byte(1), uint32(3), record, record, record[:len(record)-1]),
 			[]string{"record 2: body length 2 past the end"}},
 		{"trailing bytes", wireBytes(byte(1), uint32(1), record, []byte{0, 0}), []string{"2 trailing bytes after the last record"}},
@@ -127,7 +140,7 @@ func TestDecodeBatchZeroLimitsAdmitNothing(t *testing.T) {
 }
 
 func TestDecodeBatchResponseRejects(t *testing.T) {
-	record := wireBytes(uint64(7), uint64(1), uint32(0), uint32(1), "x")
+	record := wireBytes(uint64(7), uint64(1), nk, uint32(0), uint32(1), "x")
 	for _, tc := range []struct {
 		name string
 		in   []byte
@@ -138,8 +151,8 @@ func TestDecodeBatchResponseRejects(t *testing.T) {
 		{"count over limit", wireBytes(byte(1), uint32(5)), []string{"response of 5 records"}},
 		{"no seq", wireBytes(byte(1), uint32(1), []byte{0, 0, 0}), []string{"record 0: seq truncated"}},
 		{"no timestamp", wireBytes(byte(1), uint32(1), uint64(7), []byte{0}), []string{"record 0: timestamp truncated"}},
-		{"headers over limit", wireBytes(byte(1), uint32(1), uint64(7), uint64(1), uint32(3)), []string{"record 0: 3 headers"}},
-		{"body past end", wireBytes(byte(1), uint32(1), uint64(7), uint64(1), uint32(0), uint32(2), "x"),
+		{"headers over limit", wireBytes(byte(1), uint32(1), uint64(7), uint64(1), nk, uint32(3)), []string{"record 0: 3 headers"}},
+		{"body past end", wireBytes(byte(1), uint32(1), uint64(7), uint64(1), uint32(0), uint32(0), uint32(2), "x"),
 			[]string{"record 0: body length 2 past the end of the response (1 bytes left)"}},
 		{"second record missing", wireBytes(byte(1), uint32(2), record), []string{"record 1: seq truncated"}},
 		{"trailing bytes", wireBytes(byte(1), uint32(1), record, "z"), []string{"1 trailing bytes"}},
@@ -190,9 +203,10 @@ func TestDecodeBatchHugeCountsAreBounded(t *testing.T) {
 	}
 	inputs := [][]byte{
 		{1, 0xff, 0xff, 0xff, 0xff},
-		wireBytes(byte(1), uint32(1), uint32(math.MaxUint32)),
-		wireBytes(byte(1), uint32(1), uint64(0), uint64(0), uint32(math.MaxUint32)),
-		wireBytes(byte(1), uint32(1), uint32(0), uint32(math.MaxUint32)),
+		wireBytes(byte(1), uint32(1), nk, uint32(math.MaxUint32)),
+		wireBytes(byte(1), uint32(1), uint64(0), uint64(0), nk, uint32(math.MaxUint32)),
+		wireBytes(byte(1), uint32(1), nk, uint32(0), uint32(math.MaxUint32)),
+		wireBytes(byte(1), uint32(1), uint32(math.MaxInt32)),
 	}
 	for name, decode := range decoders {
 		for _, in := range inputs {
@@ -269,4 +283,53 @@ func TestBatchTruncationAlwaysRejected(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The keyed layout's goldens hold the bytes of the original's layout: a
+// keyed record, the empty key, no key, and a header value that is not
+// text. They are written by hand-checked encoders once and never
+// regenerated: a change that alters them breaks every client.
+var (
+	batchGolden    = filepath.Join("testdata", "golden", "batch_keyed.hex")
+	responseGolden = filepath.Join("testdata", "golden", "response_keyed.hex")
+	goldenRecords  = []domain.Record{
+		{Key: []byte("order-9"), Headers: []domain.Header{{Key: "h", Value: "v"}, {Key: "raw", Value: "\xff\x00"}}, Body: []byte("one")},
+		{Key: []byte{}, Body: []byte{0xfe}},
+		{},
+	}
+)
+
+func TestKeyedBatchGoldens(t *testing.T) {
+	resp := make([]SeqRecord, len(goldenRecords))
+	for i, r := range goldenRecords {
+		r.TimestampMs = 1_700_000_000_000
+		resp[i] = SeqRecord{Seq: 40 + uint64(i), Record: r}
+	}
+	b := readHexGolden(t, batchGolden)
+	if got, err := DecodeBatch(b, testLimits); err != nil || !reflect.DeepEqual(got, goldenRecords) {
+		t.Fatalf("golden batch decodes to %+v, %v; want %+v", got, err, goldenRecords)
+	}
+	if got := EncodeBatch(goldenRecords); !bytes.Equal(got, b) {
+		t.Errorf("EncodeBatch differs from the golden:\n got %x\nwant %x", got, b)
+	}
+	r := readHexGolden(t, responseGolden)
+	if got, err := DecodeBatchResponse(r, testLimits); err != nil || !reflect.DeepEqual(got, resp) {
+		t.Fatalf("golden response decodes to %+v, %v; want %+v", got, err, resp)
+	}
+	if got := EncodeBatchResponse(resp); !bytes.Equal(got, r) {
+		t.Errorf("EncodeBatchResponse differs from the golden:\n got %x\nwant %x", got, r)
+	}
+}
+
+func readHexGolden(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.Join(strings.Fields(string(raw)), ""))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
 }

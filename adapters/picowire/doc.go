@@ -14,9 +14,13 @@
 // The binary formats (batch.go) are big-endian, length-prefixed and
 // versioned by their first byte: a batch request carries records without
 // timestamps (the stream's owner assigns them), a read response adds each
-// record's offset and timestamp. The JSON formats (json.go) are a
-// {"records": [...]} batch request and a [...] read page; bodies that are
-// not UTF-8 travel as body_b64. Valid JSON batches are decoded in one pass
+// record's offset and timestamp. Each record starts with its key (i32
+// length, -1 for none), as the original's keyed layout does; header values
+// are bytes, header names UTF-8. The JSON formats (json.go) are a
+// {"records": [...]} batch request and a [...] read page; keys, header
+// values and bodies that are not UTF-8 travel as key_b64, in headers_b64
+// and as body_b64. A batch request member the format does not have is an
+// error, never dropped. Valid JSON batches are decoded in one pass
 // (jsonfast.go); anything else takes a careful path that names the problem.
 // A JSON string decoded as text (a body, a header name or value) must be
 // text: invalid UTF-8 and lone surrogate escapes, which encoding/json would

@@ -22,6 +22,9 @@ func fuzzRecords() []SeqRecord {
 		{Seq: 1, Record: domain.Record{TimestampMs: 1_700_000_000_000, Headers: []domain.Header{{Key: "k", Value: "v"}, {Key: "k", Value: "w"}, {Key: "", Value: "é"}}}},
 		{Seq: math.MaxUint64, Record: domain.Record{TimestampMs: -1, Body: []byte{0xff, 0, 0xfe}}},
 		{Seq: 3, Record: domain.Record{Headers: []domain.Header{{Key: "content-type", Value: "text/html"}}, Body: []byte(`<a href="x">&amp;</a>`)}},
+		{Seq: 4, Record: domain.Record{Key: []byte("order-1"), Headers: []domain.Header{{Key: "raw", Value: "\xff\x00"}}, Body: []byte("k")}},
+		{Seq: 5, Record: domain.Record{Key: []byte{}}},
+		{Seq: 6, Record: domain.Record{Key: []byte{0x80, 0}}},
 	}
 }
 

@@ -15,20 +15,27 @@ import (
 
 // DecodeJSONBatch decodes a JSON batch request body:
 //
-//	{"records": [{"body": "text", "body_b64": "base64", "headers": {"k": "v"}}, ...]}
+//	{"records": [{"key": "text", "headers": {"k": "v"}, "headers_b64": {"k": "base64"}, "body": "text"}, ...]}
 //
-// records must be a non-empty array within the limit; body_b64 (standard
-// base64, padded) wins over body; a missing body is empty; header values
-// must be strings. Present fields must have their type: null is no string
-// or object. Unknown fields are ignored. A key given twice keeps its last
-// value, and decoded headers are sorted by key, as JSON objects are
-// unordered. Decoded records have no timestamp.
+// records must be a non-empty array within the limit. Bytes that are not
+// text travel as key_b64, headers_b64 values and body_b64 (standard base64,
+// padded); key_b64 wins over key and body_b64 over body. A missing body is
+// empty, a missing key none, and "key": "" the empty key. Present members
+// must have their type: null is no string or object. A member the format
+// does not have is an error, not ignored, so nothing a client sends is
+// dropped. A header name given twice in one object keeps its last value;
+// decoded headers are sorted by name (text values before byte values of
+// the same name), as JSON objects are unordered. Decoded records have no
+// timestamp.
 func DecodeJSONBatch(b []byte, lim BatchLimits) ([]domain.Record, error) {
 	if records, ok := decodeJSONBatchFast(b, lim); ok {
 		return records, nil
 	}
 	return decodeJSONBatchCareful(b, lim)
 }
+
+// recordMembers are the members a record of a JSON batch may have.
+var recordMembers = []string{"key", "key_b64", "headers", "headers_b64", "body", "body_b64"}
 
 // decodeJSONBatchCareful decodes level by level: slower than the fast path,
 // and it names exactly what is wrong.
@@ -40,6 +47,9 @@ func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]domain.Record, error) 
 	raw, ok := top["records"]
 	if !ok {
 		return nil, malformed("records missing")
+	}
+	if name := unknownMember(top, []string{"records"}); name != "" {
+		return nil, malformed("batch member %s is not part of the format: a batch holds only records", quoteShort(name))
 	}
 	var items []json.RawMessage
 	if err := unmarshalJSON(raw, "array", &items); err != nil {
@@ -57,18 +67,33 @@ func decodeJSONBatchCareful(b []byte, lim BatchLimits) ([]domain.Record, error) 
 		if err := unmarshalJSON(item, "object", &fields); err != nil {
 			return nil, malformed("records[%d] %v", i, err)
 		}
-		var err error
-		records[i].Headers, records[i].Body, err = fields.headersAndBody(lim.MaxHeaders)
-		if err != nil {
+		if name := unknownMember(fields, recordMembers); name != "" {
+			return nil, malformed("records[%d]: member %s is not part of the format (a record has %s)",
+				i, quoteShort(name), strings.Join(recordMembers, ", "))
+		}
+		if err := fields.record(lim.MaxHeaders, &records[i]); err != nil {
 			return nil, malformed("records[%d]: %v", i, err)
 		}
 	}
 	return records, nil
 }
 
+// unknownMember returns a member of object that is not one of known, the
+// first by name, or "".
+func unknownMember[V any](object map[string]V, known []string) string {
+	var first string
+	for name := range object {
+		if !slices.Contains(known, name) && (first == "" || name < first) {
+			first = name
+		}
+	}
+	return first
+}
+
 // EncodeJSONBatch encodes records as a JSON batch request body (clients).
-// Timestamps are not sent. Headers are written sorted by key; of a key
-// given twice only the last value is written, as a JSON object holds one.
+// Timestamps are not sent. Headers are written sorted by name, text values
+// in headers and others in headers_b64; of a name given twice only the last
+// value of each kind is written, as a JSON object holds one.
 func EncodeJSONBatch(records []domain.Record) []byte {
 	batch := jsonBatchOut{Records: make([]jsonRecordOut, len(records))}
 	for i := range records {
@@ -79,11 +104,12 @@ func EncodeJSONBatch(records []domain.Record) []byte {
 
 // EncodeJSONRecords encodes a read page as a JSON array:
 //
-//	[{"seq": n, "timestamp": ms, "headers": {...}, "body": "text"}, ...]
+//	[{"seq": n, "timestamp": ms, "key": "text", "headers": {...}, "body": "text"}, ...]
 //
-// headers is omitted when empty; a body that is not valid UTF-8 is sent as
-// "body_b64" (standard base64) instead of "body". Headers are sorted by key
-// and a key given twice keeps its last value. An empty page is [].
+// key is omitted for a record without one, headers and headers_b64 when
+// empty; a key, header value or body that is not valid UTF-8 is sent in its
+// _b64 member (standard base64) instead. Headers are as in EncodeJSONBatch.
+// An empty page is [].
 func EncodeJSONRecords(records []SeqRecord) []byte {
 	page := make([]jsonSeqRecordOut, len(records))
 	for i := range records {
@@ -97,8 +123,10 @@ func EncodeJSONRecords(records []SeqRecord) []byte {
 }
 
 // DecodeJSONRecords decodes a JSON read page (used by clients). seq (an
-// unsigned integer) and timestamp (an integer) are required; headers and
-// body are read as in DecodeJSONBatch. An empty page is valid.
+// unsigned integer) and timestamp (an integer) are required; the key,
+// headers and body are read as in DecodeJSONBatch. Members it does not know
+// are ignored, so that a client reads pages of newer servers. An empty page
+// is valid.
 func DecodeJSONRecords(b []byte, lim BatchLimits) ([]SeqRecord, error) {
 	var items []json.RawMessage
 	if err := unmarshalJSON(b, "array", &items); err != nil {
@@ -130,9 +158,7 @@ func (f jsonRecordFields) seqRecord(maxHeaders int, rec *SeqRecord) error {
 	if err := f.number("timestamp", &rec.TimestampMs, "an integer"); err != nil {
 		return err
 	}
-	var err error
-	rec.Headers, rec.Body, err = f.headersAndBody(maxHeaders)
-	return err
+	return f.record(maxHeaders, &rec.Record)
 }
 
 // number decodes the required integer member name into v (a *uint64 or
@@ -148,30 +174,49 @@ func (f jsonRecordFields) number(name string, v any, kind string) error {
 	return nil
 }
 
-func (f jsonRecordFields) headersAndBody(maxHeaders int) ([]domain.Header, []byte, error) {
-	headers, err := f.headers(maxHeaders)
+// record decodes the key, headers and body members into rec.
+func (f jsonRecordFields) record(maxHeaders int, rec *domain.Record) error {
+	key, err := f.bytesMember("key")
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	body, err := f.body()
+	text, err := f.headers("headers", maxHeaders, 0, jsonString)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return headers, body, nil
+	binary, err := f.headers("headers_b64", maxHeaders, len(text), base64String)
+	if err != nil {
+		return err
+	}
+	body, err := f.bytesMember("body")
+	if err != nil {
+		return err
+	}
+	rec.Key, rec.Headers = key, append(text, binary...)
+	if len(body) > 0 {
+		rec.Body = body
+	}
+	if len(rec.Headers) == 0 {
+		rec.Headers = nil
+	}
+	slices.SortStableFunc(rec.Headers, func(a, b domain.Header) int { return strings.Compare(a.Key, b.Key) })
+	return nil
 }
 
-// headers decodes the optional headers object, sorted by key.
-func (f jsonRecordFields) headers(maxHeaders int) ([]domain.Header, error) {
-	raw, ok := f["headers"]
+// headers decodes the optional headers object member, sorted by name, its
+// values decoded by value; the record has others already.
+func (f jsonRecordFields) headers(member string, maxHeaders, others int,
+	value func(json.RawMessage) (string, error)) ([]domain.Header, error) {
+	raw, ok := f[member]
 	if !ok {
 		return nil, nil
 	}
 	var members map[string]json.RawMessage
 	if err := unmarshalJSON(raw, "object", &members); err != nil {
-		return nil, fmt.Errorf("headers %v", err)
+		return nil, fmt.Errorf("%s %v", member, err)
 	}
-	if overLimit(uint64(len(members)), maxHeaders) {
-		return nil, fmt.Errorf("%d headers, the limit is %d", len(members), max(maxHeaders, 0))
+	if n := others + len(members); overLimit(uint64(n), maxHeaders) {
+		return nil, fmt.Errorf("%d headers, the limit is %d", n, max(maxHeaders, 0))
 	}
 	if len(members) == 0 {
 		return nil, nil
@@ -180,50 +225,63 @@ func (f jsonRecordFields) headers(maxHeaders int) ([]domain.Header, error) {
 		return nil, err
 	}
 	headers := make([]domain.Header, 0, len(members))
-	for key, value := range members {
-		s, err := jsonString(value)
+	for name, raw := range members {
+		s, err := value(raw)
 		if err != nil {
-			return nil, fmt.Errorf("header %s %v", quoteShort(key), err)
+			where := ""
+			if member != "headers" {
+				where = " in " + member
+			}
+			return nil, fmt.Errorf("header %s%s %v", quoteShort(name), where, err)
 		}
-		headers = append(headers, domain.Header{Key: key, Value: s})
+		headers = append(headers, domain.Header{Key: name, Value: s})
 	}
 	slices.SortFunc(headers, func(a, b domain.Header) int { return strings.Compare(a.Key, b.Key) })
 	return headers, nil
 }
 
-// body decodes body or body_b64 (which wins); both must be strings when
-// present. An empty body is nil.
-func (f jsonRecordFields) body() ([]byte, error) {
-	var body []byte
-	if raw, ok := f["body"]; ok {
+// bytesMember decodes member (text) or member_b64 (base64, which wins);
+// both must be strings when present. It returns nil when neither is, and
+// an empty, non-nil slice for an empty value.
+func (f jsonRecordFields) bytesMember(member string) ([]byte, error) {
+	var out []byte
+	if raw, ok := f[member]; ok {
 		s, err := jsonString(raw)
 		if err != nil {
-			return nil, bodyError(err)
+			return nil, textMemberError(member, err)
 		}
-		body = []byte(s)
+		out = []byte(s)
 	}
-	if raw, ok := f["body_b64"]; ok {
-		s, err := jsonString(raw)
+	if raw, ok := f[member+"_b64"]; ok {
+		s, err := base64String(raw)
 		if err != nil {
-			return nil, fmt.Errorf("body_b64 %v", err)
+			return nil, fmt.Errorf("%s_b64 %v", member, err)
 		}
-		if body, err = base64.StdEncoding.Strict().DecodeString(s); err != nil {
-			return nil, fmt.Errorf("body_b64 is not standard padded base64: %v", err)
-		}
+		out = []byte(s)
 	}
-	if len(body) == 0 {
-		return nil, nil
-	}
-	return body, nil
+	return out, nil
 }
 
-// bodyError completes an error of body, saying how bytes travel when the
-// string is not text.
-func bodyError(err error) error {
-	if errors.As(err, new(textFault)) {
-		return fmt.Errorf("body %v; send bytes as body_b64", err)
+// base64String decodes a JSON string of standard padded base64.
+func base64String(raw json.RawMessage) (string, error) {
+	s, err := jsonString(raw)
+	if err != nil {
+		return "", err
 	}
-	return fmt.Errorf("body %v", err)
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return "", fmt.Errorf("is not standard padded base64: %v", err)
+	}
+	return string(b), nil
+}
+
+// textMemberError completes an error of a text member, saying how bytes
+// travel when the string is not text.
+func textMemberError(member string, err error) error {
+	if errors.As(err, new(textFault)) {
+		return fmt.Errorf("%s %v; send bytes as %s_b64", member, err, member)
+	}
+	return fmt.Errorf("%s %v", member, err)
 }
 
 // jsonString decodes a JSON string value; anything else is an error naming
@@ -297,9 +355,12 @@ type (
 		Records []jsonRecordOut `json:"records"`
 	}
 	jsonRecordOut struct {
-		Headers map[string]string `json:"headers,omitempty"`
-		Body    *string           `json:"body,omitempty"`
-		BodyB64 *string           `json:"body_b64,omitempty"`
+		Key        *string           `json:"key,omitempty"`
+		KeyB64     *string           `json:"key_b64,omitempty"`
+		Headers    map[string]string `json:"headers,omitempty"`
+		HeadersB64 map[string]string `json:"headers_b64,omitempty"`
+		Body       *string           `json:"body,omitempty"`
+		BodyB64    *string           `json:"body_b64,omitempty"`
 	}
 	jsonSeqRecordOut struct {
 		Seq       uint64 `json:"seq"`
@@ -310,20 +371,37 @@ type (
 
 func newJSONRecordOut(r *domain.Record) jsonRecordOut {
 	var out jsonRecordOut
-	if len(r.Headers) > 0 {
-		out.Headers = make(map[string]string, len(r.Headers))
-		for _, h := range r.Headers {
-			out.Headers[h.Key] = h.Value
+	for _, h := range r.Headers {
+		if utf8.ValidString(h.Value) {
+			out.Headers = setMember(out.Headers, h.Key, h.Value)
+		} else {
+			out.HeadersB64 = setMember(out.HeadersB64, h.Key, base64.StdEncoding.EncodeToString([]byte(h.Value)))
 		}
 	}
-	if utf8.Valid(r.Body) {
-		s := string(r.Body)
-		out.Body = &s
-	} else {
-		s := base64.StdEncoding.EncodeToString(r.Body)
-		out.BodyB64 = &s
+	if r.Key != nil {
+		out.Key, out.KeyB64 = textOrBase64(r.Key)
 	}
+	out.Body, out.BodyB64 = textOrBase64(r.Body)
 	return out
+}
+
+func setMember(m map[string]string, name, value string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[name] = value
+	return m
+}
+
+// textOrBase64 returns b as text when it is valid UTF-8 and as base64
+// otherwise, the other one nil.
+func textOrBase64(b []byte) (text, b64 *string) {
+	if utf8.Valid(b) {
+		s := string(b)
+		return &s, nil
+	}
+	s := base64.StdEncoding.EncodeToString(b)
+	return nil, &s
 }
 
 // marshalJSON encodes v without HTML escaping: bodies are data, and <, >

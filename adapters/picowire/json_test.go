@@ -11,14 +11,17 @@ import (
 )
 
 func TestDecodeJSONBatch(t *testing.T) {
-	in := `{"ignored": 1, "records": [
-		{"body": "plain", "headers": {"b": "2", "a": "1", "a": "3"}, "extra": [1]},
+	in := `{"records": [
+		{"body": "plain", "headers": {"b": "2", "a": "1", "a": "3"}},
 		{"body_b64": "/w==", "body": "loses to body_b64"},
 		{},
 		{"body": "", "headers": {}},
-		{"body": "\u00e9\ud83d\ude00", "body_b64": ""}
+		{"body": "\u00e9\ud83d\ude00", "body_b64": ""},
+		{"key": "order-9", "headers": {"a": "t"}, "headers_b64": {"a": "/wA=", "0": ""}, "body": "x"},
+		{"key": "", "key_b64": "gA=="},
+		{"key": ""}
 	]}`
-	got, err := DecodeJSONBatch([]byte(in), BatchLimits{MaxRecords: 5, MaxHeaders: 2})
+	got, err := DecodeJSONBatch([]byte(in), BatchLimits{MaxRecords: 8, MaxHeaders: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,9 +31,30 @@ func TestDecodeJSONBatch(t *testing.T) {
 		{},
 		{},
 		{},
+		{Key: []byte("order-9"), Headers: []domain.Header{{Key: "0", Value: ""}, {Key: "a", Value: "t"}, {Key: "a", Value: "\xff\x00"}}, Body: []byte("x")},
+		{Key: []byte{0x80}},
+		{Key: []byte{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded %+v, want %+v", got, want)
+	}
+}
+
+// A member the format does not have is refused, never dropped: keys and
+// byte-valued headers were once dropped in silence.
+func TestDecodeJSONBatchRefusesUnknownMembers(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"ignored": 1, "records": [{}]}`:                                            `batch member "ignored" is not part of the format`,
+		`{"records": [{"body": "x", "partition": 1}]}`:                               `records[0]: member "partition" is not part of the format`,
+		`{"records": [{}, {"Key": "k", "body": "x"}]}`:                               `records[1]: member "Key" is not part of the format`,
+		`{"records": [{"body": "x", "extra": [1]}]}`:                                 `records[0]: member "extra"`,
+		`{"records": [{"body": "x", "headers_b64": {"h": "YQ=="}, "timestamp": 5}]}`: `member "timestamp"`,
+	} {
+		recs, err := DecodeJSONBatch([]byte(in), BatchLimits{MaxRecords: 2, MaxHeaders: 2})
+		if recs != nil {
+			t.Errorf("%s: records %v returned with an error", in, recs)
+		}
+		wantMalformed(t, err, want)
 	}
 }
 
@@ -70,6 +94,14 @@ func TestDecodeJSONBatchRejects(t *testing.T) {
 		{`{"records": [{"body_b64": "YR=="}]}`, []string{"body_b64 is not standard padded base64"}}, // non-zero padding bits
 		{`{"records": [{"body_b64": "!!!!"}]}`, []string{"body_b64 is not standard padded base64"}},
 		{`{"records": [{"body": 5, "body_b64": "YQ=="}]}`, []string{"records[0]: body is a number"}},
+		{`{"records": [{"key": 5}]}`, []string{"records[0]: key is a number, not a string"}},
+		{`{"records": [{"key": null}]}`, []string{"records[0]: key is null, not a string"}},
+		{`{"records": [{"key": "\udc00"}]}`, []string{"records[0]: key", "send bytes as key_b64"}},
+		{`{"records": [{"key_b64": "a"}]}`, []string{"records[0]: key_b64 is not standard padded base64"}},
+		{`{"records": [{"headers_b64": []}]}`, []string{"records[0]: headers_b64 is an array, not an object"}},
+		{`{"records": [{"headers_b64": {"h": "%%"}}]}`, []string{`records[0]: header "h" in headers_b64 is not standard padded base64`}},
+		{`{"records": [{"headers_b64": {"h": 1}}]}`, []string{`records[0]: header "h" in headers_b64 is a number, not a string`}},
+		{`{"records": [{"headers": {"a": "1", "b": "2"}, "headers_b64": {"c": ""}}]}`, []string{"records[0]: 3 headers, the limit is 2"}},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			recs, err := DecodeJSONBatch([]byte(tc.in), BatchLimits{MaxRecords: 2, MaxHeaders: 2})
@@ -175,7 +207,7 @@ func TestJSONBatchRoundTrip(t *testing.T) {
 		}
 		want := make([]domain.Record, len(recs))
 		for i, r := range recs {
-			want[i] = domain.Record{Headers: asJSONHeaders(r.Headers), Body: r.Body}
+			want[i] = domain.Record{Key: r.Key, Headers: asJSONHeaders(r.Headers), Body: r.Body}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round trip of %s:\n got %+v\nwant %+v", b, got, want)

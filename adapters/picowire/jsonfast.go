@@ -20,9 +20,12 @@ type (
 		Records *[]*jsonRecordIn `json:"records"` // a null item stays nil
 	}
 	jsonRecordIn struct {
-		Body    jsonRaw `json:"body"`
-		BodyB64 jsonRaw `json:"body_b64"`
-		Headers jsonRaw `json:"headers"`
+		Key        jsonRaw `json:"key"`
+		KeyB64     jsonRaw `json:"key_b64"`
+		Body       jsonRaw `json:"body"`
+		BodyB64    jsonRaw `json:"body_b64"`
+		Headers    jsonRaw `json:"headers"`
+		HeadersB64 jsonRaw `json:"headers_b64"`
 	}
 	// jsonRaw is a member's raw JSON, aliasing the input; nil when absent.
 	jsonRaw []byte
@@ -40,7 +43,7 @@ func decodeJSONBatchFast(b []byte, lim BatchLimits) ([]domain.Record, bool) {
 		return nil, false
 	}
 	var in jsonBatchIn
-	if json.Unmarshal(b, &in) != nil || in.Records == nil {
+	if !unmarshalKnown(b, &in) || in.Records == nil {
 		return nil, false
 	}
 	items := *in.Records
@@ -56,9 +59,28 @@ func decodeJSONBatchFast(b []byte, lim BatchLimits) ([]domain.Record, bool) {
 	return records, true
 }
 
+// unmarshalKnown decodes b, one JSON value, into v; false for a member v
+// has no field for, and for anything after the value.
+func unmarshalKnown(b []byte, v any) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if dec.Decode(v) != nil {
+		return false
+	}
+	return len(bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n")) == 0
+}
+
 func (in *jsonRecordIn) decode(rec *domain.Record, maxHeaders int) bool {
-	if in.BodyB64 != nil || !validMember(in.Body) || !validMember(in.Headers) {
+	if in.BodyB64 != nil || in.KeyB64 != nil || in.HeadersB64 != nil ||
+		!validMember(in.Body) || !validMember(in.Headers) || !validMember(in.Key) {
 		return false // base64 and odd members take the careful path
+	}
+	if in.Key != nil {
+		key, ok := plainString(in.Key)
+		if !ok {
+			return false
+		}
+		rec.Key = key[:len(key):len(key)] // "" is the empty key, not none
 	}
 	if in.Body != nil {
 		body, ok := plainString(in.Body)
@@ -173,7 +195,7 @@ func isKey(b []byte, at int) bool {
 	return false
 }
 
-var batchMemberNames = []string{"records", "body", "body_b64", "headers"}
+var batchMemberNames = append([]string{"records"}, recordMembers...)
 
 func exactKey(key []byte, plain bool) bool {
 	for _, name := range batchMemberNames {

@@ -2,11 +2,13 @@ package picowire
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/picomq/pico/domain"
 	"pgregory.net/rapid"
@@ -95,7 +97,7 @@ func wireHeadersGen() *rapid.Generator[[]domain.Header] {
 	)
 	return rapid.Custom(func(t *rapid.T) []domain.Header {
 		hs := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) domain.Header {
-			return domain.Header{Key: text.Draw(t, "key"), Value: text.Draw(t, "value")}
+			return domain.Header{Key: text.Draw(t, "key"), Value: string(wireBodyGen().Draw(t, "value"))}
 		}), 0, 5).Draw(t, "headers")
 		if len(hs) == 0 {
 			return nil // decoders return no slice for no headers
@@ -122,10 +124,20 @@ func wireBodyGen() *rapid.Generator[[]byte] {
 	})
 }
 
+// wireKeyGen draws no key, the empty key, or one of text or bytes.
+func wireKeyGen() *rapid.Generator[[]byte] {
+	return rapid.Custom(func(t *rapid.T) []byte {
+		if rapid.Bool().Draw(t, "keyed") {
+			return append([]byte{}, wireBodyGen().Draw(t, "key")...)
+		}
+		return nil
+	})
+}
+
 // wireRecordGen draws a record as a batch request carries it: no timestamp.
 func wireRecordGen() *rapid.Generator[domain.Record] {
 	return rapid.Custom(func(t *rapid.T) domain.Record {
-		return domain.Record{Headers: wireHeadersGen().Draw(t, "headers"), Body: wireBodyGen().Draw(t, "body")}
+		return domain.Record{Key: wireKeyGen().Draw(t, "key"), Headers: wireHeadersGen().Draw(t, "headers"), Body: wireBodyGen().Draw(t, "body")}
 	})
 }
 
@@ -137,18 +149,33 @@ func seqRecordGen() *rapid.Generator[SeqRecord] {
 	})
 }
 
-// asJSONHeaders is what headers become through a JSON object: one value
-// per key, the last given, sorted by key.
+// asJSONHeaders is what headers become through JSON objects: for each name
+// the last text value and the last value of other bytes, sorted by name,
+// text first.
 func asJSONHeaders(hs []domain.Header) []domain.Header {
-	byKey := map[string]string{}
+	type kinds struct{ text, bytes *string }
+	byName := map[string]*kinds{}
 	for _, h := range hs {
-		byKey[h.Key] = h.Value
+		k := byName[h.Key]
+		if k == nil {
+			k = &kinds{}
+			byName[h.Key] = k
+		}
+		v := h.Value
+		if utf8.ValidString(v) {
+			k.text = &v
+		} else {
+			k.bytes = &v
+		}
 	}
 	var out []domain.Header
-	for k, v := range byKey {
-		out = append(out, domain.Header{Key: k, Value: v})
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		for _, v := range []*string{byName[name].text, byName[name].bytes} {
+			if v != nil {
+				out = append(out, domain.Header{Key: name, Value: *v})
+			}
+		}
 	}
-	slices.SortFunc(out, func(a, b domain.Header) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 

@@ -37,6 +37,9 @@ import (
 // AppendTimeout: the records are durable by then.
 func (h Handle) Append(ctx context.Context, req ports.AppendRequest) (ports.AppendResult, error) {
 	e, s, records := h.e, h.s, req.Records
+	if err := e.keysReadable(records); err != nil {
+		return ports.AppendResult{}, err
+	}
 	if err := e.reserve(ctx, records); err != nil {
 		return ports.AppendResult{}, err
 	}
@@ -176,6 +179,22 @@ func (e *Engine) submit(s *stream, req ports.AppendRequest, deadline time.Time) 
 func (e *Engine) sealFrames() bool {
 	v := e.cfg.Plane.View()
 	return v.ClusterLevel() >= domain.LevelSealFrames
+}
+
+// keysReadable refuses records with keys while a node of the cluster is of
+// a release that cannot read them: until the upgrade completes, a client
+// retrying after a 503 gets in.
+func (e *Engine) keysReadable(records []domain.Record) error {
+	if !domain.Keyed(records) {
+		return nil
+	}
+	v := e.cfg.Plane.View()
+	if level := v.ClusterLevel(); level < domain.LevelRecordKeys {
+		return &ports.StreamError{Kind: ports.ErrUnavailable, Message: fmt.Sprintf(
+			"records with keys need every node at feature level %d, and the cluster is at %d: finish the upgrade",
+			domain.LevelRecordKeys, level)}
+	}
+	return nil
 }
 
 func (s *stream) err() error {

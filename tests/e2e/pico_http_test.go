@@ -31,6 +31,7 @@ func TestPicoProtocol(t *testing.T) {
 		{"create", testCreate},
 		{"create-options", testCreateOptions},
 		{"append-formats", testAppendFormats},
+		{"keys", testKeys},
 		{"append-errors", testAppendErrors},
 		{"malformed-batches", testMalformedBatches},
 		{"too-large", testTooLarge},

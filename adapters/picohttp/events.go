@@ -1,9 +1,7 @@
 package picohttp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -11,7 +9,6 @@ import (
 
 	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/adapters/picowire"
-	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 )
 
@@ -22,8 +19,10 @@ type controlEvent struct {
 	Closed   bool   `json:"closed,omitempty"`
 }
 
-// streamEvents handles GET /name?live=sse: every record is a data event
-// whose id is its offset, and a control event marks each catch-up.
+// streamEvents handles GET /name?live=sse, in the original's form: each
+// page read is one data event holding the page's records as a JSON array,
+// a control event marks each catch-up, and every event's id is the offset
+// to read next, where a reconnect's Last-Event-ID resumes.
 func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error {
 	ctx := c.Request().Context()
 	res, err := s.streams.Read(ctx, name, rr.from, rr.limits)
@@ -47,14 +46,16 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 			es.QueueEncoded(s.dataEvents(es, res))
 			announced = false
 		}
+		var id [20]byte
+		next := string(strconv.AppendUint(id[:0], res.Next, 10))
 		if res.UpToDate && res.Closed {
-			es.Queue("control", "", appendControlJSON(nil, controlEvent{NextSeq: res.Next, UpToDate: true, Closed: true}))
+			es.Queue("control", next, appendControlJSON(nil, controlEvent{NextSeq: res.Next, UpToDate: true, Closed: true}))
 			_ = es.Flush()
 			return nil
 		}
 		if res.UpToDate && !announced {
 			var buf [64]byte
-			es.Queue("control", "", appendControlJSON(buf[:0], controlEvent{NextSeq: res.Next, UpToDate: true}))
+			es.Queue("control", next, appendControlJSON(buf[:0], controlEvent{NextSeq: res.Next, UpToDate: true}))
 			announced = true
 		}
 		if es.Flush() != nil {
@@ -74,20 +75,17 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	}
 }
 
-// dataEvents is the data events of a page's records, one per record with
-// its offset as the id; the readers of a stream at one position share one
-// encoding.
+// dataEvents is the data event of a page: its records as a JSON read page,
+// with the offset after them as the id; the readers of a stream at one
+// position share one encoding.
 func (s *server) dataEvents(es *livehttp.EventStream, res ports.ReadResult) []byte {
-	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: res.From + uint64(len(res.Records)), Form: formEvents}
+	next := res.From + uint64(len(res.Records))
+	key := livehttp.PageKey{ID: res.ID, From: res.From, Next: next, Form: formEvents}
 	if b, ok := s.shared.Load(key); ok {
 		return b
 	}
-	var b []byte
 	var id [20]byte
-	for i := range res.Records {
-		seq := res.From + uint64(i)
-		b = es.AppendEvent(b, "data", string(strconv.AppendUint(id[:0], seq, 10)), recordJSON(seq, res.Records[i]))
-	}
+	b := es.AppendEvent(nil, "data", string(strconv.AppendUint(id[:0], next, 10)), picowire.EncodeJSONRecords(seqRecords(res)))
 	s.shared.Store(key, b)
 	return b
 }
@@ -110,19 +108,6 @@ func (s *server) logStreamEnd(name string, err error) {
 		return
 	}
 	s.log.Warn("pico event stream ended", "stream", name, "err", err)
-}
-
-// recordJSON is one record as a one-line JSON object, written by the same
-// rules as a JSON read page.
-func recordJSON(seq uint64, r domain.Record) []byte {
-	page := picowire.EncodeJSONRecords([]picowire.SeqRecord{{Seq: seq, Record: r}})
-	obj := bytes.TrimSpace(page)
-	obj = bytes.TrimSuffix(bytes.TrimPrefix(obj, []byte("[")), []byte("]"))
-	var line bytes.Buffer
-	if json.Compact(&line, obj) != nil {
-		return obj // not JSON: send splits it into data lines, still one event
-	}
-	return line.Bytes()
 }
 
 // appendControlJSON appends ev as json.Marshal encodes it, without its

@@ -74,8 +74,9 @@ func (s *server) readLimits(q url.Values) (ports.ReadLimits, error) {
 	return lim, nil
 }
 
-// setPosition resolves where a read starts: the seq query, else just after
-// an event stream's Last-Event-ID, else 0.
+// setPosition resolves where a read starts: the seq query, else an event
+// stream's Last-Event-ID (every event's id is the offset to read next),
+// else 0.
 func (rr *readRequest) setPosition(seq, lastEventID string) error {
 	switch {
 	case seq == "now":
@@ -91,7 +92,7 @@ func (rr *readRequest) setPosition(seq, lastEventID string) error {
 		if err != nil {
 			return badRequest("%s must be a record offset, got %s", headerLastEventID, headerval.Clip(lastEventID))
 		}
-		rr.from = id + 1 // ParseUint stays below 2^63: no wrap
+		rr.from = id
 	}
 	return nil
 }

@@ -123,9 +123,9 @@ func TestReadPositions(t *testing.T) {
 		{"/s?seq=-1", nil, []string{"a", "b", "c"}},
 		{"/s?seq=00000000000000000001", nil, []string{"b", "c"}},
 		{"/s?seq=now", nil, []string{}},
-		{"/s", []string{"Last-Event-ID", "0"}, []string{"b", "c"}},
-		{"/s?seq=0", []string{"Last-Event-ID", "1"}, []string{"a", "b", "c"}},
-		{"/s?seq=", []string{"Last-Event-ID", "1"}, []string{"c"}},
+		{"/s", []string{"Last-Event-ID", "0"}, []string{"a", "b", "c"}},
+		{"/s?seq=0", []string{"Last-Event-ID", "2"}, []string{"a", "b", "c"}},
+		{"/s?seq=", []string{"Last-Event-ID", "2"}, []string{"c"}},
 	} {
 		rec := h.do(http.MethodGet, tc.target, nil, tc.header...)
 		handlertest.WantStatus(t, rec, http.StatusOK)

@@ -95,15 +95,22 @@ func (c *sseClient) expectEnd() {
 	}
 }
 
-func wantRecordData(t *testing.T, seq uint64, body string) func(string) {
+// wantRecordsData checks a data event's JSON array: records from first on
+// with these bodies, each with a timestamp.
+func wantRecordsData(t *testing.T, first uint64, bodies ...string) func(string) {
 	return func(data string) {
 		t.Helper()
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(data), &obj); err != nil {
-			t.Fatalf("data %q: %v", data, err)
+		var page []map[string]any
+		if err := json.Unmarshal([]byte(data), &page); err != nil {
+			t.Fatalf("data %q is not a JSON array: %v", data, err)
 		}
-		if obj["seq"] != float64(seq) || obj["body"] != body || obj["timestamp"] == nil {
-			t.Errorf("data %q, want seq %d body %q", data, seq, body)
+		if len(page) != len(bodies) {
+			t.Fatalf("data %q holds %d records, want %d", data, len(page), len(bodies))
+		}
+		for i, obj := range page {
+			if obj["seq"] != float64(first+uint64(i)) || obj["body"] != bodies[i] || obj["timestamp"] == nil {
+				t.Errorf("data %q record %d, want seq %d body %q", data, i, first+uint64(i), bodies[i])
+			}
 		}
 	}
 }
@@ -125,17 +132,16 @@ func TestSSEDeliversRecordsThenControl(t *testing.T) {
 	if c.resp.StatusCode != 200 || c.resp.Header.Get("Content-Type") != "text/event-stream" || c.resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("response %d %v", c.resp.StatusCode, c.resp.Header)
 	}
-	c.expect("data", "0", wantRecordData(t, 0, "a"))
-	c.expect("data", "1", wantRecordData(t, 1, "b"))
-	c.expect("control", "", wantControl(t, `{"next_seq":2,"up_to_date":true}`))
+	c.expect("data", "2", wantRecordsData(t, 0, "a", "b"))
+	c.expect("control", "2", wantControl(t, `{"next_seq":2,"up_to_date":true}`))
 
 	h.appendBodies("/s", "c")
-	c.expect("data", "2", wantRecordData(t, 2, "c"))
-	c.expect("control", "", wantControl(t, `{"next_seq":3,"up_to_date":true}`))
+	c.expect("data", "3", wantRecordsData(t, 2, "c"))
+	c.expect("control", "3", wantControl(t, `{"next_seq":3,"up_to_date":true}`))
 
 	h.do(http.MethodPost, "/s", []byte("d"), "Pico-Closed", "true")
-	c.expect("data", "3", wantRecordData(t, 3, "d"))
-	c.expect("control", "", wantControl(t, `{"next_seq":4,"up_to_date":true,"closed":true}`))
+	c.expect("data", "4", wantRecordsData(t, 3, "d"))
+	c.expect("control", "4", wantControl(t, `{"next_seq":4,"up_to_date":true,"closed":true}`))
 	c.expectEnd()
 }
 
@@ -145,10 +151,10 @@ func TestSSECatchesUpInSeveralReads(t *testing.T) {
 	h.appendBodies("/s", "a", "b", "c")
 	h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
 	c := openSSE(t, h, "/s?live=sse&count=1")
-	c.expect("data", "0", wantRecordData(t, 0, "a"))
-	c.expect("data", "1", wantRecordData(t, 1, "b"))
-	c.expect("data", "2", wantRecordData(t, 2, "c"))
-	c.expect("control", "", wantControl(t, `{"next_seq":3,"up_to_date":true,"closed":true}`))
+	c.expect("data", "1", wantRecordsData(t, 0, "a"))
+	c.expect("data", "2", wantRecordsData(t, 1, "b"))
+	c.expect("data", "3", wantRecordsData(t, 2, "c"))
+	c.expect("control", "3", wantControl(t, `{"next_seq":3,"up_to_date":true,"closed":true}`))
 	c.expectEnd()
 }
 
@@ -157,24 +163,24 @@ func TestSSEControlOncePerCatchUp(t *testing.T) {
 	h.create("/s")
 	h.appendBodies("/s", "a", "b", "c")
 	c := openSSE(t, h, "/s?live=sse&seq=1")
-	c.expect("data", "1", nil)
-	c.expect("data", "2", nil)
-	c.expect("control", "", wantControl(t, `{"next_seq":3,"up_to_date":true}`))
+	c.expect("data", "3", wantRecordsData(t, 1, "b", "c"))
+	c.expect("control", "3", wantControl(t, `{"next_seq":3,"up_to_date":true}`))
 	// A change without new records (a trim) sends nothing.
 	h.do(http.MethodPost, "/s", nil, "Pico-Trim-Seq", "1")
 	h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
-	c.expect("control", "", wantControl(t, `{"next_seq":3,"up_to_date":true,"closed":true}`))
+	c.expect("control", "3", wantControl(t, `{"next_seq":3,"up_to_date":true,"closed":true}`))
 	c.expectEnd()
 }
 
-func TestSSEResumesAfterLastEventID(t *testing.T) {
+// Every event's id is the offset to read next: a reconnect resumes there.
+func TestSSEResumesAtLastEventID(t *testing.T) {
 	h := newHarness(t)
 	h.create("/s")
 	h.appendBodies("/s", "a", "b", "c")
 	h.do(http.MethodPost, "/s", nil, "Pico-Closed", "true")
-	c := openSSE(t, h, "/s?live=sse", "Last-Event-ID", "1")
-	c.expect("data", "2", wantRecordData(t, 2, "c"))
-	c.expect("control", "", wantControl(t, `{"next_seq":3,"up_to_date":true,"closed":true}`))
+	c := openSSE(t, h, "/s?live=sse", "Last-Event-ID", "2")
+	c.expect("data", "3", wantRecordsData(t, 2, "c"))
+	c.expect("control", "3", wantControl(t, `{"next_seq":3,"up_to_date":true,"closed":true}`))
 	c.expectEnd()
 }
 
@@ -184,13 +190,13 @@ func TestSSEBinaryBodiesAreBase64(t *testing.T) {
 	h.do(http.MethodPost, "/s", []byte{0xff, '\n', 0})
 	h.do(http.MethodPost, "/s", []byte("line1\nline2\r"), "Pico-Closed", "true")
 	c := openSSE(t, h, "/s?live=sse")
-	c.expect("data", "0", func(data string) {
-		if !strings.Contains(data, `"body_b64":"/woA"`) {
+	c.expect("data", "2", func(data string) {
+		if !strings.HasPrefix(data, `[{"seq":0,`) || !strings.Contains(data, `"body_b64":"/woA"`) ||
+			!strings.Contains(data, `"body":"line1\nline2\r"}]`) {
 			t.Errorf("data %q", data)
 		}
 	})
-	c.expect("data", "1", wantRecordData(t, 1, "line1\nline2\r"))
-	c.expect("control", "", nil)
+	c.expect("control", "2", nil)
 	c.expectEnd()
 }
 
@@ -203,7 +209,7 @@ func TestSSEEndsWhenStreamIsDeleted(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.SSEMaxDuration = 10 * time.Second })
 	h.create("/s")
 	c := openSSE(t, h, "/s?live=sse")
-	c.expect("control", "", wantControl(t, `{"next_seq":0,"up_to_date":true}`))
+	c.expect("control", "0", wantControl(t, `{"next_seq":0,"up_to_date":true}`))
 	h.do(http.MethodDelete, "/s", nil)
 	c.expectEnd()
 }
@@ -213,7 +219,7 @@ func TestSSEEndsAfterMaxDuration(t *testing.T) {
 	h.create("/s")
 	start := time.Now()
 	c := openSSE(t, h, "/s?live=sse")
-	c.expect("control", "", nil)
+	c.expect("control", "0", nil)
 	c.expectEnd()
 	if time.Since(start) > 5*time.Second {
 		t.Error("stream outlived its max duration")
@@ -225,7 +231,7 @@ func TestSSEEndsOnShutdown(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.SSEMaxDuration = time.Hour; c.Done = done })
 	h.create("/s")
 	c := openSSE(t, h, "/s?live=sse")
-	c.expect("control", "", nil)
+	c.expect("control", "0", nil)
 	close(done)
 	c.expectEnd()
 }
@@ -235,7 +241,7 @@ func TestSSEKeepAlive(t *testing.T) {
 	h.srv.keepAlive = 20 * time.Millisecond
 	h.create("/s")
 	c := openSSE(t, h, "/s?live=sse")
-	c.expect("control", "", nil)
+	c.expect("control", "0", nil)
 	for range 2 {
 		ev, ok := c.next()
 		if !ok || ev.comment != "keep-alive" || ev.event != "" {
@@ -243,7 +249,7 @@ func TestSSEKeepAlive(t *testing.T) {
 		}
 	}
 	h.appendBodies("/s", "x")
-	c.expect("data", "0", nil)
+	c.expect("data", "1", wantRecordsData(t, 0, "x"))
 }
 
 func TestSSEEndsWhenClientLeaves(t *testing.T) {

@@ -645,17 +645,23 @@ func testLongPoll(t *testing.T, base string) {
 
 // --- server-sent events ----------------------------------------------------
 
-func wantDataEvent(t *testing.T, ev sseEvent, seq uint64, body string) {
+// wantDataEvent checks a data event in the original's form: the records
+// from first on as a JSON array, the id the offset after them.
+func wantDataEvent(t *testing.T, ev sseEvent, first uint64, bodies ...string) {
 	t.Helper()
-	if ev.event != "data" || ev.id != fmt.Sprint(seq) {
-		t.Fatalf("event %+v, want a data event with id %d", ev, seq)
+	next := first + uint64(len(bodies))
+	if ev.event != "data" || ev.id != fmt.Sprint(next) {
+		t.Fatalf("event %+v, want a data event with id %d", ev, next)
 	}
-	var r jsonRecord
-	if err := json.Unmarshal([]byte(ev.data), &r); err != nil {
-		t.Fatalf("data event %q is not a JSON record: %v", ev.data, err)
+	var page []jsonRecord
+	if err := json.Unmarshal([]byte(ev.data), &page); err != nil {
+		t.Fatalf("data event %q is not a JSON array of records: %v", ev.data, err)
 	}
-	if r.Seq != seq || string(r.bytes(t)) != body || r.Timestamp <= 0 {
-		t.Errorf("data event record %+v, want seq %d body %q and a timestamp", r, seq, body)
+	wantBodies(t, "data event", page, first, bodies...)
+	for _, r := range page {
+		if r.Timestamp <= 0 {
+			t.Errorf("data event record %+v has no timestamp", r)
+		}
 	}
 }
 
@@ -664,6 +670,9 @@ func wantControlEvent(t *testing.T, ev sseEvent, want map[string]any) {
 	var got map[string]any
 	if ev.event != "control" || json.Unmarshal([]byte(ev.data), &got) != nil {
 		t.Fatalf("event %+v, want a control event", ev)
+	}
+	if ev.id != fmt.Sprint(want["next_seq"]) {
+		t.Errorf("control event id %q, want the next seq %v", ev.id, want["next_seq"])
 	}
 	wantJSON, _ := json.Marshal(want)
 	gotJSON, _ := json.Marshal(got)
@@ -710,8 +719,7 @@ func testSSE(t *testing.T, base string) {
 	mustCreate(t, u, "text/plain")
 	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("a", "b"))
 	events, done := openEvents(t, u+"?seq=0&live=sse", nil)
-	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 0, "a")
-	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 1, "b")
+	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 0, "a", "b")
 	wantControlEvent(t, nextEvent(t, events, 2*time.Second), map[string]any{"next_seq": 2, "up_to_date": true})
 
 	mustAppend(t, u, "text/plain", []byte("c"))
@@ -730,7 +738,7 @@ func testSSEResume(t *testing.T, base string) {
 	mustCreate(t, u, "text/plain")
 	mustAppend(t, u, picowire.BatchJSONContentType, textBatch("a", "b", "c"), "Pico-Closed", "true")
 	events, done := openEvents(t, u+"?live=sse", hdr("Last-Event-ID", "1"))
-	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 2, "c")
+	wantDataEvent(t, nextEvent(t, events, 2*time.Second), 1, "b", "c")
 	wantControlEvent(t, nextEvent(t, events, 2*time.Second), map[string]any{"next_seq": 3, "up_to_date": true, "closed": true})
 	wantCleanEnd(t, events, done, 2*time.Second)
 }

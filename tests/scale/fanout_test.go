@@ -218,19 +218,27 @@ func (f *fanout) readEvents(ctx context.Context, c *http.Client, r *reader, next
 	}
 	defer resp.Body.Close()
 	lines := bufio.NewScanner(resp.Body)
-	id := ""
+	lines.Buffer(nil, 1<<20)
+	id, data := "", false
 	for lines.Scan() {
 		line := lines.Bytes()
 		switch {
+		case bytes.HasPrefix(line, []byte("event:")):
+			data = string(bytes.TrimSpace(line[6:])) == "data"
 		case bytes.HasPrefix(line, []byte("id:")):
 			id = string(bytes.TrimSpace(line[3:]))
-		case len(line) == 0 && id != "": // the end of a data event
-			seq, err := strconv.ParseUint(id, 10, 64)
-			if err != nil {
-				return next, fmt.Errorf("event stream %s: id %q", r.url, id)
+		case len(line) == 0 && data && id != "": // the end of a data event: its id is the next seq
+			end, err := strconv.ParseUint(id, 10, 64)
+			if err != nil || end < next {
+				return next, fmt.Errorf("event stream %s: id %q after seq %d", r.url, id, next)
 			}
-			f.deliver(r, seq, time.Now())
-			next, id = seq+1, ""
+			at := time.Now()
+			for seq := next; seq < end; seq++ {
+				f.deliver(r, seq, at)
+			}
+			next, id, data = end, "", false
+		case len(line) == 0:
+			id, data = "", false
 		}
 	}
 	return next, nil

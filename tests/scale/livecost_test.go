@@ -153,28 +153,34 @@ func (c *costReaders) deliver(k int64) {
 
 // readEvents holds one event stream and counts its data events.
 func (c *costReaders) readEvents(ctx context.Context, h http.Handler, proto, name string) {
-	q := "?seq=0&live=sse"
+	q, marker := "?seq=0&live=sse", picoRecord
 	if proto == "ds" {
-		q = "?offset=-1&live=sse"
+		q, marker = "?offset=-1&live=sse", dataEvent
 	}
 	req := httptest.NewRequestWithContext(ctx, http.MethodGet, name+q, nil)
-	h.ServeHTTP(&eventSink{header: http.Header{}, c: c}, req)
+	h.ServeHTTP(&eventSink{header: http.Header{}, c: c, marker: marker}, req)
 }
 
-// eventSink is an event stream's response writer: it counts the data
-// events written to it (one record each in this benchmark).
+// eventSink is an event stream's response writer: it counts the records
+// written to it by a marker each one carries.
 type eventSink struct {
 	header http.Header
 	c      *costReaders
+	marker []byte
 }
 
-var dataEvent = []byte("event: data")
+// A Durable Streams data event holds one record in this benchmark; a Pico
+// one holds the records of a read, each a JSON object starting with its seq.
+var (
+	dataEvent  = []byte("event: data")
+	picoRecord = []byte(`{"seq":`)
+)
 
 func (w *eventSink) Header() http.Header { return w.header }
 func (w *eventSink) WriteHeader(int)     {}
 func (w *eventSink) Flush()              {}
 func (w *eventSink) Write(p []byte) (int, error) {
-	w.c.deliver(int64(bytes.Count(p, dataEvent)))
+	w.c.deliver(int64(bytes.Count(p, w.marker)))
 	return len(p), nil
 }
 

@@ -10,6 +10,7 @@ import (
 // Pico protocol headers.
 const (
 	hdrTTL           = "Pico-TTL"
+	hdrRetention     = "Pico-Retention"
 	hdrExpiresAt     = "Pico-Expires-At"
 	hdrClosed        = "Pico-Closed"
 	hdrStartSeq      = "Pico-Start-Seq"

@@ -14,19 +14,25 @@ type Info struct {
 	Name        string
 	ContentType string
 	Start, Next uint64 // first retained seq; seq the next append gets
-	TTLSec      uint64 // 0: none
-	ExpiresAt   string // as the server wrote it; empty: none
-	Closed      bool
+	// TTLSec is the stream's idle lifetime (Pico-TTL): it expires this long
+	// after its last read or write. 0: none.
+	TTLSec uint64
+	// RetentionSec is record retention (Pico-Retention): older records are
+	// trimmed. 0: none.
+	RetentionSec uint64
+	ExpiresAt    string // as the server wrote it; empty: none
+	Closed       bool
 }
 
-// CreateOptions configure a new stream. TTLSec and ExpiresAt exclude each
-// other.
+// CreateOptions configure a new stream. TTLSec and ExpiresAt, the two
+// lifetimes of a stream, exclude each other; RetentionSec goes with either.
 type CreateOptions struct {
-	ContentType string // empty: the server's default, application/octet-stream
-	TTLSec      uint64
-	ExpiresAt   string // RFC 3339 or unix milliseconds
-	Closed      bool
-	Body        []byte // optional first record
+	ContentType  string // empty: the server's default, application/octet-stream
+	TTLSec       uint64
+	RetentionSec uint64
+	ExpiresAt    string // RFC 3339 or unix milliseconds
+	Closed       bool
+	Body         []byte // optional first record
 }
 
 // CreateResult says whether the stream is new (201) or already existed with
@@ -46,6 +52,9 @@ func (c *Client) Create(ctx context.Context, name string, opts CreateOptions) (C
 	if opts.TTLSec > 0 {
 		h.Set(hdrTTL, formatUint(opts.TTLSec))
 	}
+	if opts.RetentionSec > 0 {
+		h.Set(hdrRetention, formatUint(opts.RetentionSec))
+	}
 	if opts.ExpiresAt != "" {
 		h.Set(hdrExpiresAt, opts.ExpiresAt)
 	}
@@ -59,7 +68,7 @@ func (c *Client) Create(ctx context.Context, name string, opts CreateOptions) (C
 	// The answer carries no TTL or expiry headers: a 200 or 201 means the
 	// stream has the ones asked for.
 	info := Info{Name: name, ContentType: resp.header.Get("Content-Type"), TTLSec: opts.TTLSec,
-		ExpiresAt: opts.ExpiresAt, Closed: headerTrue(resp.header, hdrClosed)}
+		RetentionSec: opts.RetentionSec, ExpiresAt: opts.ExpiresAt, Closed: headerTrue(resp.header, hdrClosed)}
 	if info.ContentType == "" {
 		info.ContentType = opts.ContentType
 	}
@@ -77,7 +86,8 @@ func (c *Client) Head(ctx context.Context, name string) (Info, error) {
 	}
 	info := Info{Name: name, ContentType: resp.header.Get("Content-Type"),
 		ExpiresAt: resp.header.Get(hdrExpiresAt), Closed: headerTrue(resp.header, hdrClosed)}
-	for hdr, field := range map[string]*uint64{hdrStartSeq: &info.Start, hdrNextSeq: &info.Next, hdrTTL: &info.TTLSec} {
+	for hdr, field := range map[string]*uint64{hdrStartSeq: &info.Start, hdrNextSeq: &info.Next, hdrTTL: &info.TTLSec,
+		hdrRetention: &info.RetentionSec} {
 		if *field, _, err = headerUint(resp.header, hdr); err != nil {
 			return Info{}, err
 		}
@@ -105,6 +115,7 @@ type listBody struct {
 		NextSeq     uint64          `json:"next_seq"`
 		Closed      bool            `json:"closed"`
 		TTL         uint64          `json:"ttl"`
+		Retention   uint64          `json:"retention"`
 		ExpiresAt   json.RawMessage `json:"expires_at"`
 	} `json:"streams"`
 	HasMore bool `json:"has_more"`
@@ -135,7 +146,7 @@ func (c *Client) List(ctx context.Context, prefix, startAfter string, limit int)
 	page := ListPage{HasMore: b.HasMore, Streams: make([]Info, len(b.Streams))}
 	for i, s := range b.Streams {
 		page.Streams[i] = Info{Name: s.Name, ContentType: s.ContentType, Start: s.StartSeq, Next: s.NextSeq,
-			Closed: s.Closed, TTLSec: s.TTL, ExpiresAt: jsonText(s.ExpiresAt)}
+			Closed: s.Closed, TTLSec: s.TTL, RetentionSec: s.Retention, ExpiresAt: jsonText(s.ExpiresAt)}
 	}
 	return page, nil
 }

@@ -22,7 +22,7 @@ var (
 	appendOnce      = headerval.OnceHeaders(headerMatchSeq, headerClosed, headerProducerID, headerProducerEpoch, headerProducerSeq)
 	trimOnce        = headerval.OnceHeaders(headerTrimSeq)
 	contentTypeOnce = headerval.OnceHeaders(echo.HeaderContentType)
-	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerExpiresAt, headerClosed)
+	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerRetention, headerExpiresAt, headerClosed)
 )
 
 // post handles POST /name: a trim when Pico-Trim-Seq is present, else an

@@ -52,17 +52,24 @@ func (s *server) create(c echo.Context, name string) error {
 	return c.NoContent(http.StatusOK)
 }
 
-// streamConfig reads a create request's configuration headers.
+// streamConfig reads a create request's configuration headers. Pico-TTL is
+// the original's: a sliding lifetime of the whole stream, renewed by every
+// read and write; record retention is Pico-Retention, an extension.
 func streamConfig(r *http.Request) (domain.StreamConfig, error) {
 	cfg := domain.StreamConfig{ContentType: r.Header.Get(echo.HeaderContentType)}
 	if cfg.ContentType == "" {
 		cfg.ContentType = domain.DefaultContentType
 	}
-	ttl, _, err := optionalUint(headerTTL, r.Header.Get(headerTTL))
-	if err != nil {
+	var err error
+	if cfg.IdleTTLSec, _, err = optionalUint(headerTTL, r.Header.Get(headerTTL)); err != nil {
 		return cfg, err
 	}
-	cfg.TTLSec = ttl
+	if cfg.TTLSec, _, err = optionalUint(headerRetention, r.Header.Get(headerRetention)); err != nil {
+		return cfg, err
+	}
+	if cfg.IdleTTLSec > 0 && r.Header.Get(headerExpiresAt) != "" {
+		return cfg, badRequest("%s and %s are two lifetimes of the stream: give one", headerTTL, headerExpiresAt)
+	}
 	if v := r.Header.Get(headerExpiresAt); v != "" {
 		ms, err := ParseExpiresAt(v)
 		if err != nil {

@@ -65,13 +65,29 @@ func TestCreateSealed(t *testing.T) {
 	wantError(t, h.do(http.MethodPut, "/s2", nil, "Pico-Closed", "yes"), http.StatusBadRequest, "bad_request", `Pico-Closed must be true or false, got "yes"`)
 }
 
-func TestCreateTTLAndExpiry(t *testing.T) {
+// Pico-TTL is the original's sliding lifetime of the stream, record
+// retention is Pico-Retention; the two lifetimes of a stream exclude each
+// other, retention goes with either.
+func TestCreateTTLRetentionAndExpiry(t *testing.T) {
 	h := newHarness(t)
 	future := time.Now().Add(time.Hour).Truncate(time.Second)
-	rec := h.do(http.MethodPut, "/s", nil, "Pico-TTL", "3600", "Pico-Expires-At", future.In(time.FixedZone("x", 5*3600)).Format(time.RFC3339))
+	rec := h.do(http.MethodPut, "/s", nil, "Pico-Retention", "3600", "Pico-Expires-At", future.In(time.FixedZone("x", 5*3600)).Format(time.RFC3339))
 	handlertest.WantStatus(t, rec, http.StatusCreated)
 	rec = h.do(http.MethodHead, "/s", nil)
-	handlertest.WantHeaders(t, rec, "Pico-TTL", "3600", "Pico-Expires-At", future.UTC().Format(time.RFC3339))
+	handlertest.WantHeaders(t, rec, "Pico-Retention", "3600", "Pico-Expires-At", future.UTC().Format(time.RFC3339), "Pico-TTL", "")
+	if info, _ := h.fake.Info("/s"); info.Config.TTLSec != 3600 || info.Config.IdleTTLSec != 0 {
+		cfg := info.Config
+		t.Errorf("Pico-Retention made %+v, want record retention", cfg)
+	}
+
+	handlertest.WantStatus(t, h.do(http.MethodPut, "/idle", nil, "Pico-TTL", "60", "Pico-Retention", "30"), http.StatusCreated)
+	handlertest.WantHeaders(t, h.do(http.MethodHead, "/idle", nil), "Pico-TTL", "60", "Pico-Retention", "30")
+	if info, _ := h.fake.Info("/idle"); info.Config.IdleTTLSec != 60 || info.Config.TTLSec != 30 {
+		cfg := info.Config
+		t.Errorf("Pico-TTL made %+v, want an idle lifetime of 60 s and retention of 30 s", cfg)
+	}
+	wantError(t, h.do(http.MethodPut, "/both", nil, "Pico-TTL", "60", "Pico-Expires-At", future.Format(time.RFC3339)),
+		http.StatusBadRequest, "bad_request", "give one")
 
 	ms := time.Now().Add(time.Hour).UnixMilli()/1000*1000 + 123
 	handlertest.WantStatus(t, h.do(http.MethodPut, "/ms", nil, "Pico-Expires-At", strconv.FormatInt(ms, 10)), http.StatusCreated)
@@ -85,6 +101,7 @@ func TestCreateRejectsBadHeaders(t *testing.T) {
 		{"Pico-TTL", "01", `Pico-TTL must be a non-negative integer without leading zeros, got "01"`},
 		{"Pico-TTL", "-1", `Pico-TTL must be a non-negative integer without leading zeros, got "-1"`},
 		{"Pico-TTL", "99999999999999999999", "Pico-TTL is out of range"},
+		{"Pico-Retention", "1.5", `Pico-Retention must be a non-negative integer`},
 		{"Pico-Expires-At", "tomorrow", `Pico-Expires-At must be an RFC 3339 time or unix milliseconds, got "tomorrow"`},
 		{"Pico-Expires-At", "2001-01-01T00:00:00Z", "in the past"},
 		{"Pico-Expires-At", "1000", "in the past"},

@@ -18,8 +18,11 @@ func (s *server) head(c echo.Context, name string) error {
 	h.Set(echo.HeaderContentType, info.Config.ContentType)
 	headerval.SetUint(h, headerNextSeq, info.Next)
 	headerval.SetUint(h, headerStartSeq, info.Start)
+	if info.Config.IdleTTLSec > 0 {
+		headerval.SetUint(h, headerTTL, info.Config.IdleTTLSec)
+	}
 	if info.Config.TTLSec > 0 {
-		headerval.SetUint(h, headerTTL, info.Config.TTLSec)
+		headerval.SetUint(h, headerRetention, info.Config.TTLSec)
 	}
 	if info.Config.ExpiresAtMs > 0 {
 		h.Set(headerExpiresAt, headerval.FormatExpiresAt(info.Config.ExpiresAtMs))

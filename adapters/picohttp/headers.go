@@ -20,6 +20,7 @@ const (
 	headerCursor        = "Pico-Cursor"
 	headerTimestamp     = "Pico-Timestamp"
 	headerTTL           = "Pico-TTL"
+	headerRetention     = "Pico-Retention"
 	headerExpiresAt     = "Pico-Expires-At"
 	headerMatchSeq      = "Pico-Match-Seq"
 	headerTrimSeq       = "Pico-Trim-Seq"
@@ -41,14 +42,14 @@ const (
 // exposedHeaders are the response headers a cross-origin script may read.
 var exposedHeaders = strings.Join([]string{
 	headerNextSeq, headerStartSeq, headerUpToDate, headerClosed, headerCursor, headerTimestamp,
-	headerTTL, headerExpiresAt, headerProducerID, headerProducerEpoch, headerProducerSeq,
+	headerTTL, headerRetention, headerExpiresAt, headerProducerID, headerProducerEpoch, headerProducerSeq,
 	headerExpectedSeq, headerReceivedSeq, "ETag", "Location",
 }, ", ")
 
 // allowedRequestHeaders are the request headers a cross-origin script may send.
 var allowedRequestHeaders = strings.Join([]string{
 	"Content-Type", "If-None-Match", headerLastEventID, "Authorization",
-	headerTTL, headerExpiresAt, headerClosed, headerMatchSeq, headerTrimSeq,
+	headerTTL, headerRetention, headerExpiresAt, headerClosed, headerMatchSeq, headerTrimSeq,
 	headerProducerID, headerProducerEpoch, headerProducerSeq,
 }, ", ")
 

@@ -29,7 +29,8 @@ type listEntry struct {
 	StartSeq    uint64 `json:"start_seq"`
 	NextSeq     uint64 `json:"next_seq"`
 	Closed      bool   `json:"closed"`
-	TTL         uint64 `json:"ttl,omitempty"`
+	TTL         uint64 `json:"ttl,omitempty"`       // the idle lifetime, Pico-TTL
+	Retention   uint64 `json:"retention,omitempty"` // record retention, Pico-Retention
 	ExpiresAt   string `json:"expires_at,omitempty"`
 }
 
@@ -107,7 +108,7 @@ func visiblePage(ctx context.Context, streams ports.Streams, scope domain.Scope,
 
 func listEntryOf(info ports.StreamInfo) listEntry {
 	e := listEntry{Name: info.Name, ContentType: info.Config.ContentType, StartSeq: info.Start,
-		NextSeq: info.Next, Closed: info.Closed, TTL: info.Config.TTLSec}
+		NextSeq: info.Next, Closed: info.Closed, TTL: info.Config.IdleTTLSec, Retention: info.Config.TTLSec}
 	if info.Config.ExpiresAtMs > 0 {
 		e.ExpiresAt = headerval.FormatExpiresAt(info.Config.ExpiresAtMs)
 	}

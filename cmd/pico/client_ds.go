@@ -17,6 +17,9 @@ type dsStreams struct{ c *dsclient.Client }
 func (dsStreams) protocol() string { return "ds" }
 
 func (d dsStreams) create(ctx context.Context, name string, opts createOptions) (bool, string, error) {
+	if opts.retentionSec > 0 {
+		return false, "", errors.New("--retention: Durable Streams has no record retention; use --protocol pico")
+	}
 	got, err := d.c.Create(ctx, name, dsclient.CreateOptions{ContentType: opts.contentType, TTLSec: opts.ttlSec,
 		ExpiresAt: opts.expiresAt, Closed: opts.closed})
 	return got.Created, got.Next, err

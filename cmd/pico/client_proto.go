@@ -30,14 +30,14 @@ type streamClient interface {
 
 type createOptions struct {
 	contentType, expiresAt string
-	ttlSec                 uint64
+	ttlSec, retentionSec   uint64
 	closed                 bool
 }
 
 // streamInfo describes a stream; start is empty when the protocol has none.
 type streamInfo struct {
 	start, next, contentType, expiresAt string
-	ttlSec                              uint64
+	ttlSec, retentionSec                uint64
 	closed                              bool
 }
 
@@ -69,7 +69,7 @@ func (picoStreams) protocol() string { return "pico" }
 
 func (p picoStreams) create(ctx context.Context, name string, opts createOptions) (bool, string, error) {
 	got, err := p.c.Create(ctx, name, picoclient.CreateOptions{ContentType: opts.contentType, TTLSec: opts.ttlSec,
-		ExpiresAt: opts.expiresAt, Closed: opts.closed})
+		RetentionSec: opts.retentionSec, ExpiresAt: opts.expiresAt, Closed: opts.closed})
 	return got.Created, seqText(got.Next), err
 }
 
@@ -79,7 +79,7 @@ func (p picoStreams) head(ctx context.Context, name string) (streamInfo, error) 
 		return streamInfo{}, err
 	}
 	return streamInfo{start: seqText(info.Start), next: seqText(info.Next), contentType: info.ContentType,
-		expiresAt: info.ExpiresAt, ttlSec: info.TTLSec, closed: info.Closed}, nil
+		expiresAt: info.ExpiresAt, ttlSec: info.TTLSec, retentionSec: info.RetentionSec, closed: info.Closed}, nil
 }
 
 func (p picoStreams) appender(_ context.Context, name, contentType string, _ int) (appendFunc, error) {

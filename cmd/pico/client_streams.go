@@ -8,10 +8,11 @@ import (
 )
 
 func runCreate(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
-	cmd := newCommand("create", "pico create NAME [--content-type T] [--ttl S | --expires-at T] [--closed]")
+	cmd := newCommand("create", "pico create NAME [--content-type T] [--ttl S | --expires-at T] [--retention S] [--closed]")
 	var opts createOptions
 	cmd.fs.StringVar(&opts.contentType, "content-type", "application/octet-stream", "content type of the stream's records")
-	cmd.fs.Uint64Var(&opts.ttlSec, "ttl", 0, "seconds; pico: record retention, ds: stream lifetime (see below)")
+	cmd.fs.Uint64Var(&opts.ttlSec, "ttl", 0, "seconds: the stream expires this long after its last read or write (see below)")
+	cmd.fs.Uint64Var(&opts.retentionSec, "retention", 0, "seconds: records older than this are trimmed (pico only)")
 	cmd.notes = ttlNotes
 	cmd.fs.StringVar(&opts.expiresAt, "expires-at", "", "delete the stream at this time (RFC 3339, or unix ms with pico)")
 	cmd.fs.BoolVar(&opts.closed, "closed", false, "create the stream closed")
@@ -34,13 +35,13 @@ func runCreate(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wri
 	return nil
 }
 
-// ttlNotes says what --ttl means on each protocol: the two use the same
-// word for different things.
-const ttlNotes = `--ttl S means what the protocol means by it:
-  --protocol pico  record retention (Pico-TTL): records older than S seconds
-                   are trimmed in the background; the stream stays.
-  --protocol ds    stream lifetime (Stream-TTL): the stream expires S seconds
-                   after its last access, and is deleted.
+// ttlNotes says what --ttl and --retention mean: both protocols mean the
+// same by a TTL.
+const ttlNotes = `--ttl S is the stream's idle lifetime on both protocols (Pico-TTL,
+  Stream-TTL): the stream expires S seconds after its last read or write,
+  and is deleted.
+--retention S is record retention (Pico-Retention, pico only): records older
+  than S seconds are trimmed in the background; the stream stays.
 `
 
 func runHead(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
@@ -60,6 +61,9 @@ func runHead(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Write
 	fmt.Fprintf(stdout, "next=%s closed=%t type=%s", info.next, info.closed, info.contentType)
 	if info.ttlSec > 0 {
 		fmt.Fprintf(stdout, " ttl=%d", info.ttlSec)
+	}
+	if info.retentionSec > 0 {
+		fmt.Fprintf(stdout, " retention=%d", info.retentionSec)
 	}
 	if info.expiresAt != "" {
 		fmt.Fprintf(stdout, " expires_at=%s", info.expiresAt)

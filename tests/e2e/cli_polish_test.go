@@ -35,8 +35,9 @@ func TestCLIHelpGoesToStdout(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "did you mean --listen?") || strings.Count(r.stderr, "\n") > 2 {
 		t.Errorf("serve with a wrong flag: %+v", r)
 	}
-	if r := runPico(t, env, "", "create", "-h"); !strings.Contains(r.stdout, "record retention") || !strings.Contains(r.stdout, "Stream-TTL") {
-		t.Errorf("create -h does not say what --ttl means on each protocol:\n%s", r.stdout)
+	if r := runPico(t, env, "", "create", "-h"); !strings.Contains(r.stdout, "record retention") || !strings.Contains(r.stdout, "Stream-TTL") ||
+		!strings.Contains(r.stdout, "Pico-TTL") {
+		t.Errorf("create -h does not say what --ttl and --retention mean:\n%s", r.stdout)
 	}
 }
 

@@ -51,7 +51,8 @@ func TestPicoProtocol(t *testing.T) {
 		{"cors-methods", testCORSAndMethods},
 		{"timestamps", testTimestamps},
 		{"expiry", testExpiry},
-		{"ttl", testRecordTTL},
+		{"retention", testRecordTTL},
+		{"ttl", testIdleTTL},
 		{"h2c", testH2C},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -951,7 +952,7 @@ func testExpiry(t *testing.T, base string) {
 // node's retention sweep (every 2s), younger ones stay.
 func testRecordTTL(t *testing.T, base string) {
 	u := base + "/s"
-	send(t, "PUT", u, hdr("Content-Type", "text/plain", "Pico-TTL", "3"), nil).wantStatus(t, 201)
+	send(t, "PUT", u, hdr("Content-Type", "text/plain", "Pico-Retention", "3"), nil).wantStatus(t, 201)
 	mustAppend(t, u, "text/plain", []byte("old"))
 	time.Sleep(3200 * time.Millisecond)
 	young := mustAppend(t, u, "text/plain", []byte("young"))
@@ -968,6 +969,27 @@ func testRecordTTL(t *testing.T, base string) {
 	if time.Since(youngAt) < 3*time.Second {
 		wantBodies(t, "read after retention", readAll(t, u), 1, "young")
 	}
+}
+
+// testIdleTTL: Pico-TTL is the original's sliding lifetime of the stream.
+// Reads and appends renew it, HEAD does not; once idle for longer the
+// stream is gone, and its name makes a new one.
+func testIdleTTL(t *testing.T, base string) {
+	u := base + "/s"
+	send(t, "PUT", u, hdr("Content-Type", "text/plain", "Pico-TTL", "2"), nil).wantStatus(t, 201)
+	send(t, "HEAD", u, nil, nil).wantStatus(t, 200).wantHeaders(t, "Pico-TTL", "2", "Pico-Retention", "")
+	for i := range 8 { // 4 s of use, twice the TTL
+		time.Sleep(500 * time.Millisecond)
+		if i%2 == 0 {
+			mustAppend(t, u, "text/plain", []byte("x"))
+		} else {
+			send(t, "GET", u+"?seq=0", nil, nil).wantStatus(t, 200)
+		}
+	}
+	send(t, "HEAD", u, nil, nil).wantStatus(t, 200)
+	time.Sleep(2500 * time.Millisecond)
+	send(t, "HEAD", u, nil, nil).wantStatus(t, 404)
+	send(t, "PUT", u, hdr("Content-Type", "text/plain"), nil).wantStatus(t, 201).wantHeaders(t, "Pico-Next-Seq", "0")
 }
 
 // testH2C speaks HTTP/2 without TLS (prior knowledge) to the same port.

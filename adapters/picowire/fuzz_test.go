@@ -165,7 +165,7 @@ func checkNoReplacement(t *testing.T, b []byte, recs []domain.Record) {
 func normalized(recs []domain.Record) []domain.Record {
 	out := make([]domain.Record, len(recs))
 	for i, r := range recs {
-		out[i] = domain.Record{TimestampMs: r.TimestampMs, Headers: r.Headers, Body: append([]byte(nil), r.Body...)}
+		out[i] = domain.Record{TimestampMs: r.TimestampMs, Key: r.Key, Headers: r.Headers, Body: append([]byte(nil), r.Body...)}
 		if len(out[i].Headers) == 0 {
 			out[i].Headers = nil
 		}

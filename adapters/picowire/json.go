@@ -91,9 +91,10 @@ func unknownMember[V any](object map[string]V, known []string) string {
 }
 
 // EncodeJSONBatch encodes records as a JSON batch request body (clients).
-// Timestamps are not sent. Headers are written sorted by name, text values
-// in headers and others in headers_b64; of a name given twice only the last
-// value of each kind is written, as a JSON object holds one.
+// Timestamps are not sent. Headers are written sorted by name: a name's
+// first text value in headers, its other values in headers_b64, where of a
+// name given more than twice only the last is kept, as a JSON object holds
+// one value of a name.
 func EncodeJSONBatch(records []domain.Record) []byte {
 	batch := jsonBatchOut{Records: make([]jsonRecordOut, len(records))}
 	for i := range records {
@@ -372,7 +373,7 @@ type (
 func newJSONRecordOut(r *domain.Record) jsonRecordOut {
 	var out jsonRecordOut
 	for _, h := range r.Headers {
-		if utf8.ValidString(h.Value) {
+		if _, taken := out.Headers[h.Key]; utf8.ValidString(h.Value) && !taken {
 			out.Headers = setMember(out.Headers, h.Key, h.Value)
 		} else {
 			out.HeadersB64 = setMember(out.HeadersB64, h.Key, base64.StdEncoding.EncodeToString([]byte(h.Value)))

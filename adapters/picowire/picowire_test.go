@@ -150,7 +150,7 @@ func seqRecordGen() *rapid.Generator[SeqRecord] {
 }
 
 // asJSONHeaders is what headers become through JSON objects: for each name
-// the last text value and the last value of other bytes, sorted by name,
+// its first text value, and the last of its other values, sorted by name,
 // text first.
 func asJSONHeaders(hs []domain.Header) []domain.Header {
 	type kinds struct{ text, bytes *string }
@@ -162,7 +162,7 @@ func asJSONHeaders(hs []domain.Header) []domain.Header {
 			byName[h.Key] = k
 		}
 		v := h.Value
-		if utf8.ValidString(v) {
+		if utf8.ValidString(v) && k.text == nil {
 			k.text = &v
 		} else {
 			k.bytes = &v

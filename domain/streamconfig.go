@@ -38,6 +38,10 @@ type StreamConfig struct {
 	// higher epoch) makes them stale.
 	AccessedAtMs    int64
 	AccessedAtEpoch uint64
+	// Schema names the schema the stream binds to ("" for none), and
+	// SchemaValidate says whether appends must match it.
+	Schema         string
+	SchemaValidate bool
 }
 
 // Timed reports whether time alone changes the stream: its records age
@@ -86,7 +90,8 @@ func mediaType(ct string) string {
 //
 //	u8 version=1 | uvarint len | content type | uvarint ttl_sec | varint expires_at_ms
 //	[ | uvarint idle_ttl_sec [ | u8 fork_at_given | uvarint fork_at | uvarint fork_sub
-//	[ | varint accessed_at_ms | uvarint accessed_at_epoch ] ] ]
+//	[ | varint accessed_at_ms | uvarint accessed_at_epoch
+//	[ | uvarint len | schema | u8 schema_validate ] ] ] ]
 //	(added later in version 1; absent fields read as 0)
 //
 // Evolution rule: new fields are only ever appended. A decoder reads the
@@ -110,7 +115,8 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	b = binary.AppendVarint(b, cfg.ExpiresAtMs)
 	// Later fields are written only when set, and then every one before
 	// them too: fields are positional.
-	accessed := cfg.AccessedAtMs != 0 || cfg.AccessedAtEpoch != 0
+	schema := cfg.Schema != "" || cfg.SchemaValidate
+	accessed := cfg.AccessedAtMs != 0 || cfg.AccessedAtEpoch != 0 || schema
 	forked := cfg.ForkAtGiven || cfg.ForkAt != 0 || cfg.ForkSub != 0 || accessed
 	if cfg.IdleTTLSec != 0 || forked {
 		b = binary.AppendUvarint(b, cfg.IdleTTLSec)
@@ -123,6 +129,11 @@ func EncodeStreamConfig(cfg StreamConfig) []byte {
 	if accessed {
 		b = binary.AppendVarint(b, cfg.AccessedAtMs)
 		b = binary.AppendUvarint(b, cfg.AccessedAtEpoch)
+	}
+	if schema {
+		b = binary.AppendUvarint(b, uint64(len(cfg.Schema)))
+		b = append(b, cfg.Schema...)
+		b = append(b, boolByte(cfg.SchemaValidate))
 	}
 	return b
 }
@@ -202,9 +213,27 @@ func decodeForkConfig(cfg StreamConfig, rest []byte) (StreamConfig, error) {
 	if cfg.AccessedAtMs, size = binary.Varint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: access time truncated or too long")
 	}
-	if cfg.AccessedAtEpoch, size = binary.Uvarint(rest[size:]); size <= 0 {
+	rest = rest[size:]
+	if cfg.AccessedAtEpoch, size = binary.Uvarint(rest); size <= 0 {
 		return StreamConfig{}, malformed("stream config: access epoch truncated or too long")
 	}
+	if rest = rest[size:]; len(rest) == 0 {
+		return cfg, nil
+	}
+	return decodeSchemaConfig(cfg, rest)
+}
+
+func decodeSchemaConfig(cfg StreamConfig, rest []byte) (StreamConfig, error) {
+	n, size := binary.Uvarint(rest)
+	if size <= 0 || n > uint64(len(rest)-size) {
+		return StreamConfig{}, malformed("stream config: schema name truncated")
+	}
+	rest = rest[size:]
+	cfg.Schema, rest = string(rest[:n]), rest[n:]
+	if len(rest) == 0 || rest[0] > 1 {
+		return StreamConfig{}, malformed("stream config: schema validation flag missing or not 0 or 1")
+	}
+	cfg.SchemaValidate = rest[0] == 1
 	return cfg, nil
 }
 

@@ -32,9 +32,13 @@ var streamConfigFullSample = StreamConfig{
 	IdleTTLSec: 3600, ForkAtGiven: true, ForkAt: 42, ForkSub: 7, AccessedAtMs: 1_700_000_500_000, AccessedAtEpoch: 3,
 }
 
+// streamConfigSchemaSample adds the schema binding.
+var streamConfigSchemaSample = StreamConfig{ContentType: "application/json", Schema: "orders.v2", SchemaValidate: true}
+
 func TestStreamConfigGolden(t *testing.T) {
 	checkStreamConfigGolden(t, streamConfigGolden, streamConfigSample)
 	checkStreamConfigGolden(t, filepath.Join("testdata", "golden", "wire", "stream_config_v1_full.hex"), streamConfigFullSample)
+	checkStreamConfigGolden(t, filepath.Join("testdata", "golden", "wire", "stream_config_v1_schema.hex"), streamConfigSchemaSample)
 }
 
 func checkStreamConfigGolden(t *testing.T, file string, sample StreamConfig) {
@@ -91,6 +95,7 @@ func TestDecodeStreamConfigIgnoresLaterFields(t *testing.T) {
 	sample := streamConfigSample
 	sample.IdleTTLSec, sample.ForkAtGiven, sample.ForkAt, sample.ForkSub = 7, true, 40, 3
 	sample.AccessedAtMs, sample.AccessedAtEpoch = 1_700_000_000_456, 2
+	sample.Schema, sample.SchemaValidate = "orders", true
 	later := binary.AppendUvarint(EncodeStreamConfig(sample), 12345)
 	later = append(later, "a later field"...)
 	cfg, err := DecodeStreamConfig(later)
@@ -159,6 +164,8 @@ func TestStreamConfigRoundTrip(t *testing.T) {
 			cfg.ForkSub = rapid.Uint64().Draw(t, "fork sub")
 			cfg.AccessedAtMs = rapid.Int64().Draw(t, "accessed at")
 			cfg.AccessedAtEpoch = rapid.Uint64().Draw(t, "accessed at epoch")
+			cfg.Schema = rapid.String().Draw(t, "schema")
+			cfg.SchemaValidate = rapid.Bool().Draw(t, "schema validate")
 		}
 		got, err := DecodeStreamConfig(EncodeStreamConfig(cfg))
 		if err != nil || got != cfg {
@@ -173,6 +180,7 @@ func FuzzDecodeStreamConfig(f *testing.F) {
 		"9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
 		"00000000000000000042", "-9223372036854775809", "1e3", "now",
 		string(EncodeStreamConfig(streamConfigSample)), string(EncodeStreamConfig(streamConfigFullSample)), string(EncodeStreamConfig(StreamConfig{})),
+		string(EncodeStreamConfig(streamConfigSchemaSample)),
 		"\x01\x00\x00\x00trailing", "\x01\x05ab", "\x02\x00\x00\x00"} {
 		f.Add([]byte(s))
 	}

@@ -22,7 +22,8 @@ var (
 	appendOnce      = headerval.OnceHeaders(headerMatchSeq, headerClosed, headerProducerID, headerProducerEpoch, headerProducerSeq)
 	trimOnce        = headerval.OnceHeaders(headerTrimSeq)
 	contentTypeOnce = headerval.OnceHeaders(echo.HeaderContentType)
-	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerRetention, headerExpiresAt, headerClosed)
+	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerRetention, headerExpiresAt, headerClosed,
+		headerSchema, headerSchemaCheck)
 )
 
 // post handles POST /name: a trim when Pico-Trim-Seq is present, else an

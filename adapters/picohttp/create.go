@@ -9,6 +9,7 @@ import (
 	"github.com/picomq/pico/adapters/internal/server/streamroute"
 
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
+	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
 )
 
@@ -69,6 +70,10 @@ func streamConfig(r *http.Request) (domain.StreamConfig, error) {
 	}
 	if cfg.IdleTTLSec > 0 && r.Header.Get(headerExpiresAt) != "" {
 		return cfg, badRequest("%s and %s are two lifetimes of the stream: give one", headerTTL, headerExpiresAt)
+	}
+	cfg.Schema = r.Header.Get(headerSchema)
+	if cfg.SchemaValidate, err = picowire.ParseBool(r.Header.Get(headerSchemaCheck)); err != nil {
+		return cfg, badRequest("%s: %v", headerSchemaCheck, err)
 	}
 	if v := r.Header.Get(headerExpiresAt); v != "" {
 		ms, err := ParseExpiresAt(v)

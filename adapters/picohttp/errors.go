@@ -61,6 +61,7 @@ var serviceErrorCodes = []struct {
 	code   string
 }{
 	{ports.ErrStreamNotFound, http.StatusNotFound, codeNotFound},
+	{ports.ErrSchemaNotFound, http.StatusNotFound, codeNotFound},
 	{ports.ErrStreamGone, http.StatusNotFound, codeNotFound}, // kept only for its forks
 	{ports.ErrWriterSeq, http.StatusConflict, codeConflict},
 	{ports.ErrBadRequest, http.StatusBadRequest, codeBadRequest},

@@ -21,6 +21,8 @@ const (
 	headerTimestamp     = "Pico-Timestamp"
 	headerTTL           = "Pico-TTL"
 	headerRetention     = "Pico-Retention"
+	headerSchema        = "Pico-Schema"
+	headerSchemaCheck   = "Pico-Schema-Validate"
 	headerExpiresAt     = "Pico-Expires-At"
 	headerMatchSeq      = "Pico-Match-Seq"
 	headerTrimSeq       = "Pico-Trim-Seq"
@@ -36,21 +38,21 @@ const (
 	cacheNoStore   = "no-store"
 	cacheNoCache   = "no-cache"
 	cacheImmutable = "public, max-age=60, stale-while-revalidate=300"
-	allowedMethods = "GET, PUT, POST, DELETE, HEAD, OPTIONS"
+	allowedMethods = "GET, PUT, POST, DELETE, HEAD, OPTIONS, PATCH"
 )
 
 // exposedHeaders are the response headers a cross-origin script may read.
 var exposedHeaders = strings.Join([]string{
 	headerNextSeq, headerStartSeq, headerUpToDate, headerClosed, headerCursor, headerTimestamp,
 	headerTTL, headerRetention, headerExpiresAt, headerProducerID, headerProducerEpoch, headerProducerSeq,
-	headerExpectedSeq, headerReceivedSeq, "ETag", "Location",
+	headerSchema, headerSchemaCheck, headerExpectedSeq, headerReceivedSeq, "ETag", "Location",
 }, ", ")
 
 // allowedRequestHeaders are the request headers a cross-origin script may send.
 var allowedRequestHeaders = strings.Join([]string{
 	"Content-Type", "If-None-Match", headerLastEventID, "Authorization",
 	headerTTL, headerRetention, headerExpiresAt, headerClosed, headerMatchSeq, headerTrimSeq,
-	headerProducerID, headerProducerEpoch, headerProducerSeq,
+	headerSchema, headerSchemaCheck, headerProducerID, headerProducerEpoch, headerProducerSeq,
 }, ", ")
 
 // commonHeaders sets the headers every response carries, errors included.

@@ -27,7 +27,8 @@ func TestOpenAPIDocumentsTheProtocol(t *testing.T) {
 		codeNotFound, codeBadRequest, codeTooLarge, codeConflict, codeClosed, codeSequenceGap, codeFenced,
 		codeMatchFailed, codeUnavailable, codeMethodNotAllowed, codeInternal,
 		picowire.BatchContentType, picowire.BatchJSONContentType, "text/event-stream", "event: control", "event: data", "keep-alive",
-		cacheImmutable, `"next_seq"`, "has_more", "body_b64",
+		cacheImmutable, `"next_seq"`, "has_more", "body_b64", "key_b64", "headers_b64", headerRetention,
+		headerSchema, headerSchemaCheck, schemasPrefix + "{name}", streamsPrefix + "{stream}",
 	}
 	for _, status := range []string{"200", "201", "204", "304", "307", "400", "403", "404", "405", "409", "412", "413", "500", "503"} {
 		words = append(words, `"`+status+`":`)

@@ -16,7 +16,28 @@ func route(r *http.Request) authgate.Route {
 	if name == "/" {
 		return authgate.Route{Op: domain.OpList} // GET and HEAD list; others are refused after the gate
 	}
-	return streamroute.StreamRoute(r, name, postOp)
+	return schemaRoute(r, name, streamroute.StreamRoute(r, name, postOp))
+}
+
+// schemaRoute is the operation of a registry request: a schema is a
+// resource under /_schemas/ (read, or written as a create is), and a
+// stream's binding is its stream's (read as a head, written as a create).
+// Other requests keep their route.
+func schemaRoute(r *http.Request, name string, other authgate.Route) authgate.Route {
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead
+	if strings.HasPrefix(name, schemasPrefix) {
+		if write {
+			return authgate.Route{Op: domain.OpCreate, Resource: name}
+		}
+		return authgate.Route{Op: domain.OpRead, Resource: name}
+	}
+	if stream, ok := strings.CutPrefix(name, streamsPrefix); ok {
+		if write {
+			return authgate.Route{Op: domain.OpCreate, Resource: "/" + stream}
+		}
+		return authgate.Route{Op: domain.OpHead, Resource: "/" + stream}
+	}
+	return other
 }
 
 // postOp tells a trim and a bare close from an append.

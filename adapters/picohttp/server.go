@@ -50,6 +50,8 @@ type Config struct {
 	Done <-chan struct{}
 	// Logger receives internal failures (default slog.Default()).
 	Logger *slog.Logger
+	// Schemas serves /_schemas/ and /_streams/ (nil: they answer 404).
+	Schemas ports.Schemas
 }
 
 const (
@@ -108,7 +110,7 @@ func newServer(cfg Config) *server {
 }
 
 func (s *server) handler() http.Handler {
-	h := streamroute.NewHandler(streamroute.Gated(s.gate, route, preflight, s.serve), commonHeaders, s.renderError)
+	h := streamroute.NewHandler(streamroute.Gated(s.gate, route, preflight, s.serve), commonHeaders, s.renderError, http.MethodPatch)
 	return reqlog.Wrap(h, s.log, reqlog.StreamRoute)
 }
 
@@ -124,6 +126,15 @@ func (s *server) serve(c echo.Context) error {
 	}
 	if name == "/" {
 		return s.serveRoot(c)
+	}
+	if schema, ok := strings.CutPrefix(name, schemasPrefix); ok {
+		return s.serveSchema(c, schema)
+	}
+	if stream, ok := strings.CutPrefix(name, streamsPrefix); ok {
+		return s.serveStreamSchema(c, "/"+stream)
+	}
+	if r.Method == http.MethodPatch {
+		return echo.ErrMethodNotAllowed
 	}
 	if r.Method != http.MethodPut && s.redirect {
 		if err := streamroute.ToOwner(s.streams, name); err != nil {

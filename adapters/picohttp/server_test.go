@@ -36,7 +36,7 @@ func TestPreflight(t *testing.T) {
 	h := newHarness(t)
 	rec := h.do(http.MethodOptions, "/any/path?x=1", nil)
 	handlertest.WantStatus(t, rec, http.StatusNoContent)
-	handlertest.WantHeaders(t, rec, "Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, HEAD, OPTIONS",
+	handlertest.WantHeaders(t, rec, "Access-Control-Allow-Methods", "GET, PUT, POST, DELETE, HEAD, OPTIONS, PATCH",
 		"Cache-Control", "no-store", "Access-Control-Max-Age", "86400")
 	allowed := rec.Header().Get("Access-Control-Allow-Headers")
 	for _, name := range []string{"Content-Type", "If-None-Match", "Last-Event-ID", "Authorization", "Pico-TTL",
@@ -55,7 +55,7 @@ func TestOtherMethodsAre405(t *testing.T) {
 	for _, m := range []string{"PATCH", "TRACE", "CONNECT", "PROPFIND", "BREW"} {
 		rec := h.do(m, "/s", nil)
 		wantError(t, rec, http.StatusMethodNotAllowed, "method_not_allowed", "GET")
-		handlertest.WantHeaders(t, rec, "Allow", "GET, PUT, POST, DELETE, HEAD, OPTIONS")
+		handlertest.WantHeaders(t, rec, "Allow", "GET, PUT, POST, DELETE, HEAD, OPTIONS, PATCH")
 	}
 }
 

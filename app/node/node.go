@@ -68,6 +68,8 @@ type Config struct {
 	// Webhooks delivers subscription webhooks; nil refuses webhook
 	// subscriptions (pull-wake ones still work).
 	Webhooks ports.WebhookSender
+	// Schemas compiles the schema registry's schemas; nil refuses them.
+	Schemas ports.SchemaCompiler
 	// FormatOffset writes offsets in webhook bodies as the protocol
 	// listener shows them.
 	FormatOffset func(uint64) string
@@ -264,7 +266,7 @@ func (n *Node) startEngine(runCtx context.Context) {
 	}
 	n.chores.Go(func() { n.engine.RunMaintenance(ctx, n, every, time.Second) })
 	n.streams = streams.New(streams.Config{Plane: n.plane, Engine: n.engine, By: n.Proposer(),
-		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving, Place: cfg.Place})
+		Address: cfg.Address, Now: cfg.Now, Logger: cfg.Logger, Serving: n.Serving, Place: cfg.Place, Schemas: cfg.Schemas})
 	n.takeTransfers(ctx)
 	retain := cfg.RetentionEvery
 	if retain <= 0 {

@@ -32,6 +32,9 @@ type Config struct {
 	// open here asks it first, and again once it has decided a refusal or
 	// a read.
 	Serving func() error
+	// Schemas compiles registered schemas for the streams that validate
+	// against one; nil refuses every schema.
+	Schemas ports.SchemaCompiler
 }
 
 // Service implements ports.Streams on the engine.
@@ -42,6 +45,7 @@ type Service struct {
 	// unowned is the lease holder's memory of streams its last sweep found
 	// unowned (see idleSinceUnowned); only that sweep uses it.
 	unowned unownedSince
+	schemas validators
 	// hooks let tests act at points of a takeover; nil outside tests.
 	hooks reclaimHooks
 }

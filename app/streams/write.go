@@ -19,6 +19,12 @@ func (s *Service) Create(ctx context.Context, name string, cfg domain.StreamConf
 	if err := ports.Unfit(cfg, ports.AppendRequest{Records: initial}); err != nil {
 		return ports.StreamInfo{}, false, err
 	}
+	if err := s.checkBinding(cfg); err != nil {
+		return ports.StreamInfo{}, false, err
+	}
+	if err := s.schemaUnfit(cfg, initial); err != nil {
+		return ports.StreamInfo{}, false, err
+	}
 	content := len(initial) > 0 || close
 	for range 3 { // a lost race for the name is settled by reading the winner
 		if st, err := s.touchView(name); err == nil {
@@ -95,6 +101,8 @@ func configDiffers(has, want domain.StreamConfig) string {
 		return "stream exists with content type " + has.ContentType
 	case has.TTLSec != want.TTLSec || has.ExpiresAtMs != want.ExpiresAtMs || has.IdleTTLSec != want.IdleTTLSec:
 		return "stream exists with a different TTL or expiry"
+	case has.Schema != want.Schema || has.SchemaValidate != want.SchemaValidate:
+		return fmt.Sprintf("stream exists bound to schema %q (validate=%t)", has.Schema, has.SchemaValidate)
 	}
 	return ""
 }
@@ -152,6 +160,9 @@ func (s *Service) Append(ctx context.Context, name string, req ports.AppendReque
 	var res ports.AppendResult
 	err := s.named(ctx, name, s.touch, func(st stream) error {
 		unfit := ports.Unfit(st.cfg, req)
+		if unfit == nil {
+			unfit = s.schemaUnfit(st.cfg, req.Records)
+		}
 		return s.openAnd(ctx, st, func(h engine.Handle) (err error) {
 			if unfit != nil {
 				return h.Refuse(req, unfit)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/adapters/jsonschema"
 	"github.com/picomq/pico/adapters/prommetrics"
 	"github.com/picomq/pico/adapters/sqllog"
 	"github.com/picomq/pico/adapters/webhookhttp"
@@ -254,6 +255,7 @@ func serve(args []string) error {
 	cfg := node.Config{ID: domain.NodeID(f.nodeID), Epoch: f.nodeEpoch, Address: f.httpAddress, ClusterID: f.clusterID,
 		Slots: uint32(f.slots), Log: log, Lease: log.Lease(), Logger: logger,
 		Webhooks: webhookhttp.New(webhookhttp.Config{Policy: ports.WebhookPolicy{AllowLoopback: f.webhookLoopback}}), FormatOffset: dshttp.FormatOffset,
+		Schemas:    jsonschema.Compiler{},
 		Heartbeats: log.Heartbeats(), FailoverAfter: time.Duration(f.failoverSec * float64(time.Second)),
 		AuthRequired: f.auth == "required", AuthBootstrap: bootstrap, Place: f.routing != "local"}
 	if cfg.Level, err = featureLevel(); err != nil {

@@ -32,6 +32,7 @@ func TestPicoProtocol(t *testing.T) {
 		{"create-options", testCreateOptions},
 		{"append-formats", testAppendFormats},
 		{"keys", testKeys},
+		{"schemas", testSchemas},
 		{"append-errors", testAppendErrors},
 		{"malformed-batches", testMalformedBatches},
 		{"too-large", testTooLarge},

@@ -23,10 +23,13 @@ var Methods = []string{http.MethodGet, http.MethodHead, http.MethodPut, http.Met
 // assembles again for every request (five allocations an append), and
 // request targets a router cannot match (an absolute URL without a path,
 // "*") needed a way around it; now they take the same path as the rest.
-func NewHandler(serve echo.HandlerFunc, headers echo.MiddlewareFunc, renderError echo.HTTPErrorHandler) http.Handler {
+//
+// extra are methods the listener answers besides Methods (on paths of its
+// own choosing: serve refuses them elsewhere).
+func NewHandler(serve echo.HandlerFunc, headers echo.MiddlewareFunc, renderError echo.HTTPErrorHandler, extra ...string) http.Handler {
 	e := echo.New()
 	e.HTTPErrorHandler = renderError
-	chain := headers(onlyMethods(serve))
+	chain := headers(onlyMethods(serve, append(slices.Clone(Methods), extra...)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := e.AcquireContext()
 		c.Reset(r, w)
@@ -82,10 +85,10 @@ func StreamRoute(r *http.Request, name string, postOp func(*http.Request) domain
 // the read takes its mode from ("liv%65=sse" is live too).
 func IsLive(r *http.Request) bool { return r.URL.Query().Get("live") != "" }
 
-// onlyMethods refuses methods other than Methods.
-func onlyMethods(serve echo.HandlerFunc) echo.HandlerFunc {
+// onlyMethods refuses methods other than methods.
+func onlyMethods(serve echo.HandlerFunc, methods []string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !slices.Contains(Methods, c.Request().Method) {
+		if !slices.Contains(methods, c.Request().Method) {
 			return echo.ErrMethodNotAllowed
 		}
 		return serve(c)

@@ -32,7 +32,7 @@ var (
 	contentTypeOnce = headerval.OnceHeaders(echo.HeaderContentType)
 	writerSeqOnce   = headerval.OnceHeaders(headerSeq)
 	createOnce      = headerval.OnceHeaders(echo.HeaderContentType, headerTTL, headerExpiresAt, headerClosed,
-		headerForkedFrom, headerForkOffset, headerForkSubOffset)
+		headerForkedFrom, headerForkOffset, headerForkSubOffset, headerSchema, headerSchemaCheck)
 )
 
 // append handles POST: an append, an append that closes the stream, or a

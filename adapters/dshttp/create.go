@@ -147,7 +147,25 @@ func createConfig(h http.Header, fork bool, now time.Time) (domain.StreamConfig,
 	case hasExpires:
 		cfg.ExpiresAtMs, err = parseExpiresAt(expires)
 	}
-	return cfg, err
+	if err != nil {
+		return cfg, err
+	}
+	return schemaBinding(h, cfg)
+}
+
+// schemaBinding reads the original's extension headers that bind a stream
+// to a registered schema: Stream-Schema, and Stream-Schema-Validate
+// ("true" or "false", any case).
+func schemaBinding(h http.Header, cfg domain.StreamConfig) (domain.StreamConfig, error) {
+	cfg.Schema = h.Get(headerSchema)
+	switch v := h.Get(headerSchemaCheck); {
+	case v == "" || strings.EqualFold(v, "false"):
+	case strings.EqualFold(v, "true"):
+		cfg.SchemaValidate = true
+	default:
+		return cfg, badRequest("%s must be true or false, got %s", headerSchemaCheck, headerval.Clip(v))
+	}
+	return cfg, nil
 }
 
 // parseTTL parses Stream-TTL: seconds as ^(0|[1-9][0-9]*)$.

@@ -2,6 +2,7 @@ package dshttp
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,6 +24,10 @@ func (s *server) head(c echo.Context, name string) error {
 	}
 	if info.Config.ExpiresAtMs > 0 {
 		h.Set(headerExpiresAt, headerval.FormatExpiresAt(info.Config.ExpiresAtMs))
+	}
+	if info.Config.Schema != "" {
+		h.Set(headerSchema, info.Config.Schema)
+		h.Set(headerSchemaCheck, strconv.FormatBool(info.Config.SchemaValidate))
 	}
 	if info.Closed {
 		h.Set(headerClosed, "true")

@@ -31,6 +31,8 @@ const (
 	headerCursor        = "Stream-Cursor"
 	headerTTL           = "Stream-TTL"
 	headerExpiresAt     = "Stream-Expires-At"
+	headerSchema        = "Stream-Schema"
+	headerSchemaCheck   = "Stream-Schema-Validate"
 	headerSeq           = "Stream-Seq"
 	headerSSEEncoding   = "Stream-SSE-Data-Encoding"
 	headerForkedFrom    = "Stream-Forked-From"
@@ -57,6 +59,7 @@ const (
 var exposedHeaders = strings.Join([]string{
 	headerNextOffset, headerCursor, headerUpToDate, headerClosed, "ETag", "Location",
 	headerProducerEpoch, headerProducerSeq, headerExpectedSeq, headerReceivedSeq, headerSSEEncoding,
+	headerSchema, headerSchemaCheck,
 }, ", ")
 
 // allowedRequestHeaders are the request headers a cross-origin script may
@@ -64,6 +67,7 @@ var exposedHeaders = strings.Join([]string{
 var allowedRequestHeaders = strings.Join([]string{
 	"Content-Type", "Authorization", headerSeq, headerTTL, headerExpiresAt, headerClosed, "If-None-Match",
 	headerProducerID, headerProducerEpoch, headerProducerSeq, headerForkedFrom, headerForkOffset, headerForkSubOffset,
+	headerSchema, headerSchemaCheck,
 }, ", ")
 
 // commonHeaders sets the headers every response carries, errors included

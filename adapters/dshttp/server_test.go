@@ -76,7 +76,7 @@ func TestPreflight(t *testing.T) {
 		"Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, HEAD, OPTIONS",
 		"Access-Control-Allow-Headers", "Content-Type, Authorization, Stream-Seq, Stream-TTL, Stream-Expires-At, "+
 			"Stream-Closed, If-None-Match, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, "+
-			"Stream-Fork-Offset, Stream-Fork-Sub-Offset",
+			"Stream-Fork-Offset, Stream-Fork-Sub-Offset, Stream-Schema, Stream-Schema-Validate",
 		"Access-Control-Allow-Origin", "*")
 	for _, name := range []string{"Stream-Next-Offset", "Stream-Cursor", "Stream-Up-To-Date", "Stream-Closed", "ETag",
 		"Location", "Producer-Epoch", "Producer-Seq", "Producer-Expected-Seq", "Producer-Received-Seq", "Stream-SSE-Data-Encoding"} {

@@ -71,3 +71,20 @@ func wantMessage(t *testing.T, r reply, status int, want string) {
 		t.Errorf("%s: message %q does not say %q", r.what, e.Message, want)
 	}
 }
+
+// TestDSSchemaBinding: a Durable Streams create binds with the original's
+// Stream-Schema extension, and its appends are validated alike.
+func TestDSSchemaBinding(t *testing.T) {
+	pico, ds := startBothProtocols(t)
+	send(t, "PUT", pico+"/_schemas/person", hdr("Content-Type", "application/schema+json"), []byte(personSchema)).wantStatus(t, 201)
+	u := ds + "/v1/stream/people"
+	send(t, "PUT", u, hdr("Content-Type", "application/json", "Stream-Schema", "person", "Stream-Schema-Validate", "true"), nil).
+		wantStatus(t, 201)
+	send(t, "HEAD", u, nil, nil).wantStatus(t, 200).wantHeaders(t, "Stream-Schema", "person", "Stream-Schema-Validate", "true")
+	send(t, "POST", u, hdr("Content-Type", "application/json"), []byte(`[{"name":"ada"}]`)).wantStatus(t, 204)
+	r := send(t, "POST", u, hdr("Content-Type", "application/json"), []byte(`[{"name":"bo"},{"age":3}]`)).wantStatus(t, 400)
+	if !strings.Contains(string(r.body), "record 1 does not match schema person") {
+		t.Errorf("refusal %q does not name the record and the schema", r.body)
+	}
+	send(t, "PUT", ds+"/v1/stream/nobody", hdr("Stream-Schema", "absent"), nil).wantStatus(t, 400)
+}

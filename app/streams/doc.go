@@ -17,14 +17,15 @@
 //     by its previous owner is revived.
 //  3. Creating. PlaceStream (or, before every node reads placements and
 //     with Config.Place off, CreateStream with Open) carries the encoded
-//     domain.StreamConfig (content type, record retention, expiry) as the
-//     stream's meta; an equal config again is success, another is a
-//     conflict; a lost race for the name is settled by reading the winner.
+//     domain.StreamConfig (content type, record retention, expiry, schema
+//     binding) as the stream's meta; an equal config again is success,
+//     another is a conflict; a binding must name a registered schema; a lost race for the name is settled by reading the winner.
 //     A stream placed on another node is answered here when empty, and
 //     redirected there when the create carries records or a close, which
 //     that node writes (place.go).
 //  4. Appending. The service checks that the records suit the stream
-//     (ports.Unfit: content type, JSON) and Handle.Append has the
+//     (ports.Unfit: content type, JSON; then, on a stream that validates,
+//     its schema: schemas.go) and Handle.Append has the
 //     write rules (domain.WriteState.Decide) judge the request under the
 //     stream's gate: closure, producer stamp, conditional tail, writer
 //     sequence; ports.AppendOutcome turns the verdict into the answer.
@@ -94,9 +95,21 @@
 //     configuration can expire them (domain.State.ExpiringStreams). An expired stream is "not found"
 //     from the moment it expires.
 //
-// Records are protocol-neutral (domain.Record: owner timestamp, headers,
-// body), so the Durable Streams listener reads what Pico wrote and the
-// reverse.
+// Records are protocol-neutral (domain.Record: owner timestamp, key,
+// headers, body), so the Durable Streams listener reads what Pico wrote and
+// the reverse (it shows bodies only).
+//
+// # Schemas (schemas.go)
+//
+// The service is also the schema registry (ports.Schemas): a schema is a
+// registry key-value entry (domain.SchemaKey) holding its format and body,
+// checked by compiling it before it is stored, so any node serves it. A
+// stream's binding is part of its config, rebound by its owner with
+// SetStreamMeta. A validating stream's appends are checked before the
+// write rules judge them, with the schema compiled once per registry
+// revision (Config.Schemas compiles); a refusal names the record and
+// where its body fails, and the whole request is refused. A schema deleted
+// under a validating stream refuses its appends until registered again.
 //
 // # Transfers (transfer.go)
 //

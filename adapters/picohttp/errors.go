@@ -62,6 +62,7 @@ var serviceErrorCodes = []struct {
 }{
 	{ports.ErrStreamNotFound, http.StatusNotFound, codeNotFound},
 	{ports.ErrSchemaNotFound, http.StatusNotFound, codeNotFound},
+	{ports.ErrGroupNotFound, http.StatusNotFound, codeNotFound},
 	{ports.ErrStreamGone, http.StatusNotFound, codeNotFound}, // kept only for its forks
 	{ports.ErrWriterSeq, http.StatusConflict, codeConflict},
 	{ports.ErrBadRequest, http.StatusBadRequest, codeBadRequest},
@@ -111,6 +112,9 @@ func (s *server) describe(err error, h http.Header) (int, errorBody) {
 	switch {
 	case errors.As(err, &pe):
 		return pe.status, errorBody{Error: pe.code, Message: pe.message}
+	case errors.As(err, new(*domain.GroupError)):
+		status, code := groupStatus(err)
+		return status, errorBody{Error: code, Message: err.Error()}
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, errorBody{Error: codeTooLarge,
 			Message: fmt.Sprintf("request body is over the limit of %d bytes", tooLarge.Limit)}

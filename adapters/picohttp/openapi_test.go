@@ -29,8 +29,10 @@ func TestOpenAPIDocumentsTheProtocol(t *testing.T) {
 		picowire.BatchContentType, picowire.BatchJSONContentType, "text/event-stream", "event: control", "event: data", "keep-alive",
 		cacheImmutable, `"next_seq"`, "has_more", "body_b64", "key_b64", "headers_b64", headerRetention,
 		headerSchema, headerSchemaCheck, schemasPrefix + "{name}", streamsPrefix + "{stream}",
+		groupsPath + ":", groupsPath + "/{group}/members/{member}/heartbeat:", groupsPath + "/{group}/offsets:",
+		"unknown_member", "illegal_generation", "rebalance_in_progress", "capacity_exceeded",
 	}
-	for _, status := range []string{"200", "201", "204", "304", "307", "400", "403", "404", "405", "409", "412", "413", "500", "503"} {
+	for _, status := range []string{"200", "201", "204", "304", "307", "400", "403", "404", "405", "409", "412", "413", "429", "500", "503"} {
 		words = append(words, `"`+status+`":`)
 	}
 	for _, w := range words {

@@ -16,6 +16,9 @@ func route(r *http.Request) authgate.Route {
 	if name == "/" {
 		return authgate.Route{Op: domain.OpList} // GET and HEAD list; others are refused after the gate
 	}
+	if rest, ok := reservedPath(name, groupsPath); ok {
+		return groupRoute(rest)
+	}
 	return schemaRoute(r, name, streamroute.StreamRoute(r, name, postOp))
 }
 

@@ -47,12 +47,22 @@ var routeCases = []handlertest.RouteCase{
 	{Kind: streamPath, Name: "delete", Method: http.MethodDelete, Target: "/s", Want: authgate.Route{Op: domain.OpDelete, Resource: "/s"}},
 	{Kind: streamPath, Name: "preflight", Method: http.MethodOptions, Target: "/s", Preflight: true,
 		Headers: []string{"Origin", "http://app", "Access-Control-Request-Method", "PUT"}},
+
+	// A group request reads (its handler then checks every stream it
+	// names); a listing or a description inspects.
+	{Kind: groupRoutes, Name: "list groups", Method: http.MethodGet, Target: "/_groups", Want: authgate.Route{Op: domain.OpStreamInspect}},
+	{Kind: groupRoutes, Name: "describe a group", Method: http.MethodGet, Target: "/_groups/g", Want: authgate.Route{Op: domain.OpStreamInspect}},
+	{Kind: groupRoutes, Name: "join", Method: http.MethodPost, Target: "/_groups/g/members", Body: "{}", Want: authgate.Route{Op: domain.OpRead}},
+	{Kind: groupRoutes, Name: "heartbeat", Method: http.MethodPost, Target: "/_groups/g/members/m/heartbeat", Body: "{}", Want: authgate.Route{Op: domain.OpRead}},
+	{Kind: groupRoutes, Name: "commit", Method: http.MethodPut, Target: "/_groups/g/offsets", Body: "{}", Want: authgate.Route{Op: domain.OpRead}},
+	{Kind: groupRoutes, Name: "leave", Method: http.MethodDelete, Target: "/_groups/g/members/m", Want: authgate.Route{Op: domain.OpRead}},
 }
 
 // The kinds of path the Pico listener tells apart.
 const (
 	listingPath = "the listing path"
 	streamPath  = "a stream path"
+	groupRoutes = "a path under /_groups"
 )
 
 // TestRouteCasesCoverEveryMethod: every method the listener answers has a

@@ -52,6 +52,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Schemas serves /_schemas/ and /_streams/ (nil: they answer 404).
 	Schemas ports.Schemas
+	// Groups serves /_groups (nil: it answers 404).
+	Groups ports.Groups
 }
 
 const (
@@ -117,6 +119,12 @@ func (s *server) handler() http.Handler {
 // serve serves a request the gate admitted.
 func (s *server) serve(c echo.Context) error {
 	r := c.Request()
+	if rest, ok := reservedPath(streamroute.RawStreamName(r), groupsPath); ok {
+		return s.serveGroups(c, rest)
+	}
+	if schema, ok := strings.CutPrefix(streamroute.RawStreamName(r), schemasPrefix); ok {
+		return s.serveSchema(c, schema)
+	}
 	name := streamroute.StreamName(r)
 	if !strings.HasPrefix(name, "/") {
 		return badRequest("a stream name is a path starting with /, got %s", headerval.Clip(name))
@@ -127,11 +135,8 @@ func (s *server) serve(c echo.Context) error {
 	if name == "/" {
 		return s.serveRoot(c)
 	}
-	if schema, ok := strings.CutPrefix(name, schemasPrefix); ok {
-		return s.serveSchema(c, schema)
-	}
-	if stream, ok := strings.CutPrefix(name, streamsPrefix); ok {
-		return s.serveStreamSchema(c, "/"+stream)
+	if stream, ok := strings.CutPrefix(streamroute.RawStreamName(r), streamsPrefix); ok {
+		return s.serveStreamSchema(c, authgate.Resolve(r.Context(), "/"+stream))
 	}
 	if r.Method == http.MethodPatch {
 		return echo.ErrMethodNotAllowed
@@ -163,4 +168,14 @@ func (s *server) serveRoot(c echo.Context) error {
 	default:
 		return badRequest("/ is the stream listing, not a stream; name a stream by a longer path")
 	}
+}
+
+// reservedPath reports whether raw is the reserved path prefix or under
+// it, with what follows it.
+func reservedPath(raw, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(raw, prefix)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return "", false
+	}
+	return rest, true
 }

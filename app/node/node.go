@@ -11,6 +11,7 @@ import (
 
 	"github.com/picomq/pico/app/auth"
 	"github.com/picomq/pico/app/engine"
+	"github.com/picomq/pico/app/groups"
 	"github.com/picomq/pico/app/meta"
 	"github.com/picomq/pico/app/streams"
 	"github.com/picomq/pico/app/subscriptions"
@@ -113,6 +114,7 @@ type Node struct {
 	engine    *engine.Engine
 	streams   *streams.Service
 	subs      *subscriptions.Service
+	groups    *groups.Service
 	auth      *auth.Service
 	draining  atomic.Bool
 	drains    drains
@@ -274,6 +276,7 @@ func (n *Node) startEngine(runCtx context.Context) {
 	}
 	n.chores.Go(func() { n.streams.RunRetention(ctx, retain, n) })
 	n.startSubscriptions(ctx)
+	n.groups = groups.New(groups.Config{Plane: n.plane, By: n.Proposer(), Now: cfg.Now})
 }
 
 // startSubscriptions creates the subscription service and runs its
@@ -313,6 +316,10 @@ func (n *Node) countTransfer(err error) error {
 	n.transfers[outcome].Add(1)
 	return err
 }
+
+// Groups returns the consumer group service the Pico listener drives,
+// nil when the node has no store.
+func (n *Node) Groups() *groups.Service { return n.groups }
 
 // Subscriptions returns the subscription service the Durable Streams
 // listener drives, nil when the node has no store.

@@ -104,9 +104,13 @@ func (f *serveFlags) protocolHandler(protocol string, n *node.Node, metrics *pro
 		}
 		return dshttp.New(cfg)
 	}
-	return picohttp.New(picohttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
+	cfg := picohttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
 		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: live, Done: done, Logger: logger,
-		Schemas: n.Streams()})
+		Schemas: n.Streams()}
+	if g := n.Groups(); g != nil { // a nil *Service must not become a non-nil interface
+		cfg.Groups = g
+	}
+	return picohttp.New(cfg)
 }
 
 // serverProtocols serves HTTP/1.1 and, on the same port, HTTP/2 without TLS

@@ -126,6 +126,12 @@ func matrixSamples() []matrixSample {
 		{listener: lnPico, name: "close", op: domain.OpClose, named: true, req: onStream("POST", "", hdr("Pico-Closed", "true"), ""), prepare: withCellStream, ok: []int{200, 204}},
 		{listener: lnPico, name: "delete", op: domain.OpDelete, named: true, req: onStream("DELETE", "", nil, ""), prepare: withCellStream, ok: []int{200, 204}},
 		{listener: lnPico, name: "preflight", public: true, req: onStream("OPTIONS", "", preflight("PUT"), ""), ok: []int{204}},
+		// A join reads every stream it subscribes to; a listing of groups
+		// inspects.
+		{listener: lnPico, name: "group-join", op: domain.OpRead, named: true, req: func(c matrixCell) (string, string, http.Header, []byte) {
+			return "POST", "/_groups/" + c.id + "/members", nil, fmt.Appendf(nil, `{"subscription":[%q],"sessionTimeoutMs":1000}`, c.stream)
+		}, ok: []int{200}},
+		{listener: lnPico, name: "groups-list", op: domain.OpStreamInspect, req: getTarget("/_groups"), ok: []int{200}},
 
 		// Durable Streams
 		{listener: lnDS, name: "read", op: domain.OpRead, named: true, req: onStream("GET", "?offset=-1", nil, ""), prepare: withCellStream, ok: []int{200}},

@@ -33,6 +33,7 @@ func TestPicoProtocol(t *testing.T) {
 		{"append-formats", testAppendFormats},
 		{"keys", testKeys},
 		{"schemas", testSchemas},
+		{"groups", testGroups},
 		{"append-errors", testAppendErrors},
 		{"malformed-batches", testMalformedBatches},
 		{"too-large", testTooLarge},

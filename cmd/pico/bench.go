@@ -186,7 +186,7 @@ func newBench(ctx context.Context, o benchOptions, clients []streamClient) (*ben
 	b.send = make([][]appendFunc, len(clients))
 	for c, client := range clients {
 		for _, name := range b.names {
-			send, err := client.appender(ctx, name, contentType, o.batch)
+			send, err := client.appender(ctx, name, appendOptions{contentType: contentType, batch: o.batch})
 			if err != nil {
 				return b, streamError(name, err)
 			}

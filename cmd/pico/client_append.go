@@ -13,14 +13,17 @@ import (
 const maxLineBytes = 8 << 20
 
 func runAppend(ctx context.Context, args []string, stdin io.Reader, _, stderr io.Writer) error {
-	cmd := newCommand("append", "pico append NAME [--batch N] [--content-type T] < lines")
-	cmd.notes = `Each line is one record. With --protocol ds each line is one message: on an
+	cmd := newCommand("append", "pico append NAME [--batch N] [--content-type T] [--key-separator S] < lines")
+	cmd.notes = `Each line is one record; with --key-separator, the text before the first
+separator is its key and the rest its body, and a line without one is an
+error. With --protocol ds each line is one message: on an
 application/json stream a batch goes as one JSON array of its lines (each
 line must be valid JSON); other streams take one line a request (--batch 1),
 without its newline, and an empty line appends nothing.
 `
 	batch := cmd.fs.Int("batch", 1, "lines (records) per request")
 	contentType := cmd.fs.String("content-type", "", "content type of a record sent alone (--batch 1); ds: of every request (default: the stream's)")
+	keySep := cmd.fs.String("key-separator", "", "split each line at the first S into a key and a body (pico only)")
 	name, err := cmd.parseName(args)
 	if err != nil {
 		return err
@@ -32,7 +35,7 @@ without its newline, and an empty line appends nothing.
 	if err != nil {
 		return err
 	}
-	send, err := client.appender(ctx, name, *contentType, *batch)
+	send, err := client.appender(ctx, name, appendOptions{contentType: *contentType, batch: *batch, keySeparator: *keySep})
 	if err != nil {
 		return streamError(name, err)
 	}

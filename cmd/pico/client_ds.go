@@ -34,13 +34,21 @@ func (d dsStreams) head(ctx context.Context, name string) (streamInfo, error) {
 		ttlSec: info.TTLSec, closed: info.Closed}, nil
 }
 
+// errDSKeys is a --key-separator on Durable Streams, whose records have no
+// key.
+var errDSKeys = errors.New("Durable Streams records have no key: --key-separator is for the Pico protocol")
+
 // errDSBatch is a --batch above 1 on a stream without message boundaries.
 var errDSBatch = errors.New("Durable Streams appends one body per request: use --batch 1")
 
 // appender sends each line as one message. On a JSON stream a batch goes
 // as one JSON array of its lines; any other stream takes one line a
 // request, and the stream's bytes are the lines run together.
-func (d dsStreams) appender(ctx context.Context, name, contentType string, batch int) (appendFunc, error) {
+func (d dsStreams) appender(ctx context.Context, name string, o appendOptions) (appendFunc, error) {
+	contentType, batch := o.contentType, o.batch
+	if o.keySeparator != "" {
+		return nil, errDSKeys
+	}
 	if contentType == "" {
 		info, err := d.c.Head(ctx, name)
 		if err != nil {

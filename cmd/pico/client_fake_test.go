@@ -21,6 +21,7 @@ type fakePico struct {
 	mu       sync.Mutex
 	streams  map[string]*fakeStream
 	appends  []fakeAppend // every POST that appended, in order
+	keys     []string     // per record appended: its key, "-" for none
 	reads    []string     // query of every GET of a stream
 	pageSize int          // records per read page
 	listPage int          // streams per list page
@@ -157,6 +158,11 @@ func (f *fakePico) append(w http.ResponseWriter, r *http.Request, s *fakeStream,
 	a := fakeAppend{contentType: ct}
 	for _, rec := range records {
 		a.bodies = append(a.bodies, string(rec.Body))
+		if rec.Key == nil {
+			f.keys = append(f.keys, "-")
+		} else {
+			f.keys = append(f.keys, string(rec.Key))
+		}
 		rec.Body = slices.Clone(rec.Body)
 		s.records = append(s.records, picowire.SeqRecord{Seq: s.next(), Record: rec})
 	}

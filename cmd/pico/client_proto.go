@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -16,7 +17,7 @@ type streamClient interface {
 	create(ctx context.Context, name string, opts createOptions) (created bool, next string, err error)
 	head(ctx context.Context, name string) (streamInfo, error)
 	// appender returns a function that sends one batch of lines.
-	appender(ctx context.Context, name, contentType string, batch int) (appendFunc, error)
+	appender(ctx context.Context, name string, opts appendOptions) (appendFunc, error)
 	// read reads from position from; "" means the stream's start. limit > 0
 	// caps the records when the protocol can.
 	read(ctx context.Context, name, from string, limit int, longPoll bool) (page, error)
@@ -26,6 +27,14 @@ type streamClient interface {
 	validPosition(pos string) bool
 	close(ctx context.Context, name string) (next string, err error)
 	delete(ctx context.Context, name string) error
+}
+
+// appendOptions say how lines become records: the content type of a
+// record sent alone, the lines a request, and the separator of a key
+// before each line's body ("" for none).
+type appendOptions struct {
+	contentType, keySeparator string
+	batch                     int
 }
 
 type createOptions struct {
@@ -82,12 +91,20 @@ func (p picoStreams) head(ctx context.Context, name string) (streamInfo, error) 
 		expiresAt: info.ExpiresAt, ttlSec: info.TTLSec, retentionSec: info.RetentionSec, closed: info.Closed}, nil
 }
 
-func (p picoStreams) appender(_ context.Context, name, contentType string, _ int) (appendFunc, error) {
-	opts := picoclient.AppendOptions{ContentType: contentType}
+func (p picoStreams) appender(_ context.Context, name string, o appendOptions) (appendFunc, error) {
+	opts := picoclient.AppendOptions{ContentType: o.contentType}
 	return func(ctx context.Context, lines [][]byte) (appended, error) {
 		records := make([]picoclient.Record, len(lines))
 		for i, line := range lines {
 			records[i].Body = line
+			if o.keySeparator == "" {
+				continue
+			}
+			key, body, ok := bytes.Cut(line, []byte(o.keySeparator))
+			if !ok {
+				return appended{}, fmt.Errorf("a line has no key separator %q: %q", o.keySeparator, clip(line))
+			}
+			records[i].Key, records[i].Body = key, body
 		}
 		got, err := p.c.Append(ctx, name, records, opts)
 		return appended{start: seqText(got.Start), next: seqText(got.Next)}, err

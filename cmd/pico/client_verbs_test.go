@@ -94,6 +94,24 @@ func TestAppendOneLinePerRequestSendsRawBodies(t *testing.T) {
 	pico(t, "x\n", "append", "/nope", "--endpoint", url).want(t, 3, "", "pico: not found: /nope\n")
 }
 
+// TestAppendSplitsKeys: with --key-separator the text before the first
+// separator is the record's key (an empty one is a key), and a line
+// without one stops the append with an error.
+func TestAppendSplitsKeys(t *testing.T) {
+	isolate(t)
+	f, url := newFakePico(t)
+	f.add("/s")
+	pico(t, "k1\tv1\n\tv2\tx\n", "append", "/s", "--batch", "2", "--key-separator", "\t", "--endpoint", url).
+		want(t, 0, "", "start=0 next=2\n")
+	if want := []fakeAppend{{"application/vnd.picomq.batch", []string{"v1", "v2\tx"}}}; !reflect.DeepEqual(f.appends, want) ||
+		!reflect.DeepEqual(f.keys, []string{"k1", ""}) {
+		t.Fatalf("appends %q keys %q", f.appends, f.keys)
+	}
+	if r := pico(t, "nokey\n", "append", "/s", "--key-separator", "=", "--endpoint", url); r.code == 0 || !strings.Contains(r.stderr, "no key separator") {
+		t.Fatalf("a line without a key: %+v", r)
+	}
+}
+
 // TestAppendSendsLinesAsTheyArrive holds stdin open after the first line:
 // an append that read all of stdin first would never send it.
 func TestAppendSendsLinesAsTheyArrive(t *testing.T) {

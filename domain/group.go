@@ -63,6 +63,10 @@ type GroupMember struct {
 	LastSeenMs         int64    `json:"lastSeenMs"`
 	// Joined: the member joined during the pending rebalance.
 	Joined bool `json:"joined,omitempty"`
+	// AssignedRound and Generation say which rebalance gave the member its
+	// Assignment, and under which generation.
+	AssignedRound uint64 `json:"assignedRound,omitempty"`
+	Generation    int32  `json:"generation,omitempty"`
 }
 
 // ConsumerGroup is a consumer group's membership.

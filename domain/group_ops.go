@@ -79,7 +79,8 @@ func (g *ConsumerGroup) Join(req JoinRequest, newID string, nowMs int64) (string
 	m := GroupMember{ID: id, InstanceID: req.InstanceID, ClientID: req.ClientID, Subscription: req.Subscription,
 		SessionTimeoutMs: req.SessionTimeoutMs, RebalanceTimeoutMs: req.RebalanceTimeoutMs, LastSeenMs: nowMs}
 	if i >= 0 {
-		m.Assignment = g.Members[i].Assignment
+		old := g.Members[i]
+		m.Assignment, m.AssignedRound, m.Generation = old.Assignment, old.AssignedRound, old.Generation
 		g.Members[i] = m
 	} else {
 		at, _ := slices.BinarySearchFunc(g.Members, id, func(m GroupMember, id string) int { return strings.Compare(m.ID, id) })
@@ -125,11 +126,20 @@ func (g *ConsumerGroup) Settle(nowMs int64) bool {
 	}
 	g.Generation = nextGeneration(g.Generation)
 	g.State = GroupStable
-	for i := range g.Members {
-		g.Members[i].Joined = false
-	}
 	g.assign()
+	for i := range g.Members {
+		g.Members[i].Joined, g.Members[i].AssignedRound, g.Members[i].Generation = false, g.Round, g.Generation
+	}
 	return true
+}
+
+// Ripe reports whether an update at nowMs would change g on its own: a
+// session ran out, or the pending rebalance can complete.
+func (g ConsumerGroup) Ripe(nowMs int64) bool {
+	if slices.ContainsFunc(g.Members, func(m GroupMember) bool { return nowMs-m.LastSeenMs >= m.SessionTimeoutMs }) {
+		return true
+	}
+	return g.DeadlineMs != 0 && (nowMs >= g.DeadlineMs || !slices.ContainsFunc(g.Members, func(m GroupMember) bool { return !m.Joined }))
 }
 
 func nextGeneration(g int32) int32 {

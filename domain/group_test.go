@@ -202,3 +202,17 @@ func TestGroupCommit(t *testing.T) {
 		}
 	}
 }
+
+// A member keeps the round and generation of its assignment, and a group
+// is ripe when a session ran out or its rebalance can complete.
+func TestGroupAssignedRoundAndRipe(t *testing.T) {
+	var g ConsumerGroup
+	a, r1 := join(t, &g, JoinRequest{Subscription: []string{"/s"}, SessionTimeoutMs: 1_000}, "a", 0)
+	if m, _ := g.MemberAt(a); m.AssignedRound != r1 || m.Generation != 1 || g.Ripe(999) || !g.Ripe(1_000) {
+		t.Fatalf("after one join: %+v ripe %v/%v", m, g.Ripe(999), g.Ripe(1_000))
+	}
+	join(t, &g, JoinRequest{Subscription: []string{"/s"}, SessionTimeoutMs: 10_000, RebalanceTimeoutMs: 5_000}, "b", 500)
+	if m, _ := g.MemberAt(a); m.AssignedRound != r1 || g.Ripe(600) || !g.Ripe(g.DeadlineMs) {
+		t.Fatalf("pending: %+v %+v", m, g)
+	}
+}

@@ -180,9 +180,10 @@ func (s *Service) JoinGroup(ctx context.Context, name string, req domain.JoinReq
 }
 
 // await waits until round has settled and returns the member's part in
-// it: the rebalance either completed with the member in it, or it was
-// cancelled or the member dropped, which the member learns as the error
-// to join again with.
+// it: the rebalance completed with the member in it, or it was cancelled
+// or the member dropped, which the member learns as the error to join
+// again with. A waiter that finds the group ripe (a session ran out, the
+// deadline passed) settles it.
 func (s *Service) await(ctx context.Context, name, id string, round uint64) (ports.GroupJoined, error) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
@@ -194,9 +195,11 @@ func (s *Service) await(ctx context.Context, name, id string, round uint64) (por
 		if g.Settled >= round {
 			return joined(g, id, round)
 		}
-		if g.DeadlineMs != 0 && s.nowMs() >= g.DeadlineMs {
+		if g.Ripe(s.nowMs()) {
 			if _, err := s.update(ctx, name, func(g *domain.ConsumerGroup) (bool, error) {
-				return g.Settle(s.nowMs()), nil
+				now := s.nowMs()
+				expired := g.Expire(now)
+				return g.Settle(now) || expired, nil
 			}); err != nil {
 				return ports.GroupJoined{}, err
 			}
@@ -213,20 +216,21 @@ func (s *Service) await(ctx context.Context, name, id string, round uint64) (por
 	}
 }
 
-// joined is member id's answer once round settled in g.
+// joined is member id's answer once round settled in g: its assignment
+// from that rebalance or a later one.
 func joined(g domain.ConsumerGroup, id string, round uint64) (ports.GroupJoined, error) {
 	m, ok := g.MemberAt(id)
 	switch {
 	case !ok:
 		return ports.GroupJoined{}, &domain.GroupError{Code: "unknown_member", Message: fmt.Sprintf("member %s did not join the rebalance in time", id)}
-	case g.State != domain.GroupStable || g.Round != round:
-		return ports.GroupJoined{}, &domain.GroupError{Code: "rebalance_in_progress", Message: "the rebalance was superseded: join again"}
+	case m.AssignedRound < round:
+		return ports.GroupJoined{}, &domain.GroupError{Code: "rebalance_in_progress", Message: "the rebalance was cancelled by a member leaving: join again"}
 	}
 	members := make([]string, len(g.Members))
 	for i, m := range g.Members {
 		members[i] = m.ID
 	}
-	return ports.GroupJoined{MemberID: id, Generation: g.Generation, Assignment: slices.Clip(m.Assignment), Members: members}, nil
+	return ports.GroupJoined{MemberID: id, Generation: m.Generation, Assignment: slices.Clip(m.Assignment), Members: members}, nil
 }
 
 // Assignment returns a member's streams; see ports.Groups.

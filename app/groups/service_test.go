@@ -133,3 +133,22 @@ func TestGroupDeadlineSettles(t *testing.T) {
 	}
 	wantCode(t, n1.Heartbeat(ctx, "g", domain.MemberFence{MemberID: a.MemberID, Generation: 1}), "unknown_member")
 }
+
+// A member whose session runs out during a rebalance is dropped then, not
+// at the rebalance's deadline: the waiting member settles it.
+func TestGroupExpiryDuringRebalanceSettles(t *testing.T) {
+	n1, n2 := twoNodes(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := n1.JoinGroup(ctx, "g", domain.JoinRequest{Subscription: []string{"/a"}, SessionTimeoutMs: 1_000, RebalanceTimeoutMs: 60_000}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	b, err := n2.JoinGroup(ctx, "g", domain.JoinRequest{Subscription: []string{"/a", "/b"}, SessionTimeoutMs: 60_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > 30*time.Second || !slices.Equal(b.Assignment, []string{"/a", "/b"}) || b.Generation != 2 {
+		t.Fatalf("after %v: %+v", waited, b)
+	}
+}

@@ -1,6 +1,7 @@
 package picohttp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -167,7 +168,9 @@ func (s *server) joinGroup(c echo.Context, name string) error {
 	if req.Subscription, err = s.readable(r, req.Subscription); err != nil {
 		return err
 	}
-	j, err := s.cfg.Groups.JoinGroup(r.Context(), name, req)
+	ctx, cancel := s.untilShutdown(r.Context())
+	defer cancel()
+	j, err := s.cfg.Groups.JoinGroup(ctx, name, req)
 	if err != nil {
 		return err
 	}
@@ -177,6 +180,23 @@ func (s *server) joinGroup(c echo.Context, name string) error {
 		Assignment []string `json:"assignment"`
 		Members    []string `json:"members"`
 	}{j.MemberID, j.Generation, relativeNames(c)(j.Assignment), j.Members})
+}
+
+// untilShutdown is ctx, ended also when the server starts shutting down:
+// a join waiting on a rebalance answers 503, which its client retries on
+// another node, instead of holding the shutdown up.
+func (s *server) untilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if s.cfg.Done != nil {
+		go func() {
+			select {
+			case <-s.cfg.Done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // memberFence reads a member request's generation and instance id from

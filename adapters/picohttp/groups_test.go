@@ -203,3 +203,24 @@ func isBadRequest(err error) bool {
 	pe, ok := err.(*protocolError)
 	return ok && pe.status == http.StatusBadRequest
 }
+
+// blockingGroups holds every join until its context ends.
+type blockingGroups struct{ fakeGroups }
+
+func (b *blockingGroups) JoinGroup(ctx context.Context, _ string, _ domain.JoinRequest) (ports.GroupJoined, error) {
+	<-ctx.Done()
+	return ports.GroupJoined{}, ports.Errorf(ports.ErrUnavailable, "the join ended before the rebalance: %v", context.Cause(ctx))
+}
+
+// A join waiting on its rebalance answers 503 once the server starts
+// shutting down, instead of holding the shutdown up.
+func TestJoinEndsAtShutdown(t *testing.T) {
+	done := make(chan struct{})
+	h := newHarness(t, func(c *Config) { c.Groups = &blockingGroups{}; c.Done = done })
+	got := make(chan int, 1)
+	go func() { got <- h.do("POST", "/_groups/g/members", []byte(`{"subscription":["/a"]}`)).Code }()
+	close(done)
+	if code := <-got; code != http.StatusServiceUnavailable {
+		t.Fatalf("a join at shutdown: %d, want 503", code)
+	}
+}

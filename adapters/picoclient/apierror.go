@@ -35,6 +35,10 @@ var codeErrors = map[string]error{
 	"unauthorized": ErrUnauthorized,
 	"forbidden":    ErrForbidden,
 	"unavailable":  ErrUnavailable,
+
+	"unknown_member":        ErrUnknownMember,
+	"illegal_generation":    ErrIllegalGeneration,
+	"rebalance_in_progress": ErrRebalanceInProgress,
 }
 
 // APIError is a non-2xx answer from the server. errors.Is matches it against

@@ -14,6 +14,9 @@
 //   - Read ranges over a stream up to its tail; ReadPage reads one page.
 //   - Subscribe follows a stream live with long polls, reconnecting with
 //     backoff and resuming from the next seq it has not delivered.
+//   - JoinAs makes a consumer group member that keeps its session with
+//     heartbeats, joins again when the group rebalances (afresh once the
+//     group no longer knows it) and publishes each new assignment.
 //
 // Refusals are *APIError values, which errors.Is matches against
 // ErrNotFound, ErrClosed, ErrFenced, ErrSequenceGap and the other Err*

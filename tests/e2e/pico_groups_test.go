@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/picomq/pico/adapters/picoclient"
 )
 
 type groupJoin struct {
@@ -138,4 +143,67 @@ func testGroups(t *testing.T, base string) {
 		t.Fatalf("after both left: %+v", d)
 	}
 	send(t, "GET", root+"/_groups/absent-group", nil, nil).wantError(t, 404, "not_found")
+}
+
+// testGroupsGoClient: two members of the Go client's GroupMember share two
+// streams: the second's join makes the first join again on its next
+// heartbeat, which publishes its new assignment; a commit is fenced by the
+// member's generation.
+func testGroupsGoClient(t *testing.T, base string) {
+	root := rootURL(base)
+	prefix := strings.TrimPrefix(base, root)
+	group := strings.ReplaceAll(strings.Trim(prefix, "/"), "/", "-")
+	streams := []string{prefix + "/a", prefix + "/b"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := picoclient.New(root, picoclient.Options{Timeout: 20 * time.Second})
+	opts := picoclient.GroupOptions{ClientID: "go", SessionTimeout: 5 * time.Second, HeartbeatInterval: 50 * time.Millisecond}
+	a, err := c.JoinAs(ctx, group, streams, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := a.Membership(); m.Generation != 1 || !slices.Equal(m.Assignment, streams) {
+		t.Fatalf("the first member: %+v", m)
+	}
+	b, err := c.JoinAs(ctx, group, streams, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var am picoclient.Membership
+	select {
+	case am = <-a.Changes():
+	case <-ctx.Done():
+		t.Fatal("the first member never learned of the rebalance")
+	}
+	bm := b.Membership()
+	both := append(slices.Clone(am.Assignment), bm.Assignment...)
+	slices.Sort(both)
+	if am.Generation != 2 || bm.Generation != 2 || !slices.Equal(both, streams) {
+		t.Fatalf("after the rebalance: %+v and %+v", am, bm)
+	}
+	if err := a.Commit(ctx, map[string]picoclient.Offset{am.Assignment[0]: {Position: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	stale := picoclient.Fence{MemberID: am.MemberID, Generation: 1}
+	if err := c.CommitOffsets(ctx, group, map[string]picoclient.Offset{am.Assignment[0]: {Position: 1}}, &stale); !errors.Is(err, picoclient.ErrIllegalGeneration) {
+		t.Fatalf("a commit at generation 1: %v", err)
+	}
+	got, err := c.FetchOffsets(ctx, group, am.Assignment[0])
+	if err != nil || got[am.Assignment[0]].Position != 9 || len(got) != 1 {
+		t.Fatalf("offsets %v %v", got, err)
+	}
+	if err := a.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-b.Changes():
+		if !slices.Equal(m.Assignment, streams) || m.Generation != 3 {
+			t.Fatalf("after the first left: %+v", m)
+		}
+	case <-ctx.Done():
+		t.Fatal("the second member never took the first's stream")
+	}
+	if err := b.Leave(ctx); err != nil || a.Err() != nil || b.Err() != nil {
+		t.Fatalf("leave: %v; errors %v %v", err, a.Err(), b.Err())
+	}
 }

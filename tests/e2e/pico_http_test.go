@@ -34,6 +34,7 @@ func TestPicoProtocol(t *testing.T) {
 		{"keys", testKeys},
 		{"schemas", testSchemas},
 		{"groups", testGroups},
+		{"groups-goclient", testGroupsGoClient},
 		{"append-errors", testAppendErrors},
 		{"malformed-batches", testMalformedBatches},
 		{"too-large", testTooLarge},

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -42,6 +43,43 @@ type Faults struct {
 	// HoldWrites: every PUT waits this long before it is forwarded, as a
 	// slow network holds the writes a process sent just before it paused.
 	HoldWrites time.Duration
+	// Latency: a latency drawn for every request, as a cloud store shows.
+	Latency Latency
+}
+
+// Latency is an object store's added request latency: log-normal, with a
+// median and a 99th percentile for PUTs and another pair for every other
+// request. The zero Latency adds none.
+type Latency struct {
+	PutP50, PutP99, OtherP50, OtherP99 time.Duration
+}
+
+// Latency profiles of cloud stores for small objects, as their users
+// measure them: S3 Standard and S3 Express One Zone.
+var (
+	S3Standard = Latency{PutP50: 25 * time.Millisecond, PutP99: 80 * time.Millisecond,
+		OtherP50: 15 * time.Millisecond, OtherP99: 60 * time.Millisecond}
+	S3Express = Latency{PutP50: 5 * time.Millisecond, PutP99: 15 * time.Millisecond,
+		OtherP50: 3 * time.Millisecond, OtherP99: 10 * time.Millisecond}
+)
+
+// z99 is the standard normal's 99th percentile.
+const z99 = 2.3263
+
+// draw returns a latency for a request of method, from rnd.
+func (l Latency) draw(method string, rnd *rand.Rand) time.Duration {
+	p50, p99 := l.OtherP50, l.OtherP99
+	if method == http.MethodPut {
+		p50, p99 = l.PutP50, l.PutP99
+	}
+	if p50 <= 0 {
+		return 0
+	}
+	sigma := 0.0
+	if p99 > p50 {
+		sigma = math.Log(float64(p99)/float64(p50)) / z99
+	}
+	return time.Duration(float64(p50) * math.Exp(sigma*rnd.NormFloat64()))
 }
 
 // Kind names a fault, as Counts reports it.
@@ -129,6 +167,10 @@ func (p *Proxy) draw(method string) (Kind, time.Duration) {
 	var delay time.Duration
 	if f.Delay > 0 {
 		delay = time.Duration(p.rnd.Int64N(int64(f.Delay)))
+		p.counts[Delayed]++
+	}
+	if d := f.Latency.draw(method, p.rnd); d > 0 {
+		delay += d
 		p.counts[Delayed]++
 	}
 	if f.HoldWrites > 0 && method == http.MethodPut {

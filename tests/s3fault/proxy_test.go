@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +155,29 @@ func TestSignedRequestsPassThrough(t *testing.T) {
 	got, err := store.Get(ctx, "k", 0, 100)
 	if err != nil || string(got) != "through the proxy" {
 		t.Fatalf("read back %q, %v", got, err)
+	}
+}
+
+// The drawn latencies have the profile's median and 99th percentile.
+func TestLatencyProfile(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, method := range []string{http.MethodPut, http.MethodGet} {
+		d := make([]time.Duration, 100_000)
+		for i := range d {
+			d[i] = S3Standard.draw(method, rnd)
+		}
+		slices.Sort(d)
+		p50, p99 := d[len(d)/2], d[len(d)*99/100]
+		want50, want99 := S3Standard.OtherP50, S3Standard.OtherP99
+		if method == http.MethodPut {
+			want50, want99 = S3Standard.PutP50, S3Standard.PutP99
+		}
+		near := func(got, want time.Duration) bool { return math.Abs(float64(got-want)) < 0.05*float64(want) }
+		if !near(p50, want50) || !near(p99, want99) {
+			t.Errorf("%s: p50 %v p99 %v, want %v and %v", method, p50, p99, want50, want99)
+		}
+	}
+	if (Latency{}).draw(http.MethodPut, rnd) != 0 {
+		t.Error("the zero profile added latency")
 	}
 }

@@ -30,10 +30,19 @@
 // about 64 records instead of 32 (BenchmarkClosedLoopAppenders). A lone
 // appender is never held; a steady flow of appends that do not wait for
 // each other pays part of a wait for PUTs three times as large
-// (BenchmarkOpenLoopAppends). Sealed bulks go to long-lived uploader
-// goroutines, as many as bulks have been in flight at once: a PUT runs
-// deep through the S3 client, and a fresh goroutine per bulk would grow
-// its stack anew every time.
+// (BenchmarkOpenLoopAppends).
+//
+// On a slow store the wait for an upload to complete costs more than
+// another PUT, so while uploads are in flight the draft also leaves once
+// its first frame has waited the recent PUT latency divided by Pipeline
+// (4), and never less than PipelineGap (5 ms), and a linger lasts no
+// longer than that (pacer.go): on S3 Standard up to four bulks overlap and
+// an append waits a fraction of a PUT for its bulk; on a store faster than
+// the gap an upload completes first and nothing changes.
+//
+// Sealed bulks go to long-lived uploader goroutines, as many as bulks have
+// been in flight at once: a PUT runs deep through the S3 client, and a
+// fresh goroutine per bulk would grow its stack anew every time.
 //
 // # Acknowledgements
 //

@@ -62,6 +62,9 @@ func (l *linger) stop() {
 // for: the caller seals the draft as before.
 func (w *WAL) lingerLocked(acked int) bool {
 	wait := min(time.Duration(w.linger.putTimes)*w.linger.putLatency, w.cfg.MaxLinger)
+	if gap := w.pacer.spacing(&w.cfg); gap > 0 {
+		wait = min(wait, gap) // on a slow store, pipelining beats waiting
+	}
 	if wait <= 0 || w.closing || w.open.frames >= w.cfg.MaxBulkBytes {
 		return false
 	}
@@ -94,7 +97,5 @@ func (w *WAL) lingerExpired() {
 		return
 	}
 	w.linger.active = false
-	if w.canSealLocked() {
-		w.sealLocked()
-	}
+	w.considerLocked(true)
 }

@@ -56,6 +56,20 @@ type Config struct {
 	// upload just acknowledged to come back (20 ms; negative: never wait).
 	// See linger.
 	MaxLinger time.Duration
+	// Pipeline is how many uploads may overlap on PUT latency alone (4):
+	// while uploads are in flight, the draft leaves once its first frame
+	// has waited the recent PUT latency divided by Pipeline, instead of
+	// waiting for an upload to complete. 1 turns it off. See pacer.
+	Pipeline int
+	// PipelineGap is the shortest such wait (5 ms): on a store whose PUTs
+	// take less, a draft leaves when an upload completes, as with
+	// Pipeline 1.
+	PipelineGap time.Duration
+	// MaxPutRate bounds the PUTs per second of bulks (0: no bound): the
+	// cost dial. A draft that may leave waits for the next PUT the bound
+	// allows, and what arrives meanwhile shares it, so latency grows as
+	// the bound falls and PUTs stay within it. Close is not held by it.
+	MaxPutRate float64
 	// PutSeconds and PutBytes, if set, observe each bulk stored: the
 	// time its PUT took, retries included, and its size.
 	PutSeconds, PutBytes ports.Observer
@@ -80,6 +94,12 @@ func (c *Config) defaults() {
 	if c.MaxLinger == 0 {
 		c.MaxLinger = 20 * time.Millisecond
 	}
+	if c.Pipeline <= 0 {
+		c.Pipeline = 4
+	}
+	if c.PipelineGap <= 0 {
+		c.PipelineGap = 5 * time.Millisecond
+	}
 }
 
 // WAL is one node process's write-ahead log in the object store. Frames are
@@ -89,8 +109,9 @@ func (c *Config) defaults() {
 // Group commit is adaptive: with no upload in flight a frame is sealed and
 // uploaded at once (a lone append costs one PUT, with no timer); while
 // uploads are in flight, arrivals accumulate and leave as one bulk when an
-// upload completes, or earlier once MaxBulkBytes is reached. When an upload
-// completes, the next bulk may wait a moment for the appenders it
+// upload completes, or earlier once MaxBulkBytes is reached or, on a slow
+// store, once they have waited part of a PUT's time (see pacer). When an
+// upload completes, the next bulk may wait a moment for the appenders it
 // acknowledged to come back (see linger).
 //
 // Durability point: a frame's done callback gets nil only when its bulk and
@@ -120,9 +141,11 @@ type WAL struct {
 	queue     chan *bulk
 	uploaders int
 
-	spare   [][]byte // buffers of stored bulks, for the next drafts
-	linger  linger
-	closing bool
+	spare    [][]byte // buffers of stored bulks, for the next drafts
+	linger   linger
+	pacer    pacer
+	lastSeal time.Time // when the last bulk was sealed (kept with MaxPutRate)
+	closing  bool
 
 	puts, submissions, putNanos atomic.Int64
 	// failingSince is when the oldest PUT now being retried first failed
@@ -150,6 +173,7 @@ type draft struct {
 	frames int // bytes of frames in body
 	done   []func(error)
 	ends   map[uint64]uint64 // per stream, the end of its last frame
+	since  time.Time         // when its first frame came
 }
 
 // bulk is a sealed draft: its sequence number and whether it is stored.
@@ -224,6 +248,9 @@ func (w *WAL) submit(deadline time.Time, done func(error), frames ...*domain.Fra
 	if w.open.ends == nil {
 		w.startDraftLocked()
 	}
+	if len(w.open.done) == 0 {
+		w.open.since = time.Now()
+	}
 	// Encoded straight into the open bulk: record bodies are copied once
 	// on their way to the PUT.
 	before := len(w.open.body)
@@ -235,9 +262,7 @@ func (w *WAL) submit(deadline time.Time, done func(error), frames ...*domain.Fra
 	w.open.frames += enc
 	w.open.done = append(w.open.done, done)
 	w.buffered += enc
-	if (w.inflight == 0 && !w.lingeringLocked()) || (w.open.frames >= w.cfg.MaxBulkBytes && w.inflight < w.cfg.MaxInFlight) {
-		w.sealLocked()
-	}
+	w.considerLocked(false)
 	return nil
 }
 
@@ -255,6 +280,9 @@ func (w *WAL) startDraftLocked() {
 
 func (w *WAL) sealLocked() {
 	w.linger.stop()
+	if w.cfg.MaxPutRate > 0 {
+		w.lastSeal = time.Now()
+	}
 	b := &bulk{draft: w.open, seq: w.nextSeq}
 	w.open = draft{}
 	w.nextSeq++
@@ -310,6 +338,7 @@ func (w *WAL) upload(b *bulk) {
 	if w.cfg.MaxLinger > 0 {
 		w.linger.observe(min(took, w.cfg.MaxLinger))
 	}
+	w.pacer.observe(took)
 	if len(w.spare) < maxSpareBulks && cap(b.body) <= 2*w.cfg.MaxBulkBytes {
 		// The store is done with the body: it answered success.
 		w.spare = append(w.spare, b.body[:0])
@@ -319,9 +348,7 @@ func (w *WAL) upload(b *bulk) {
 	if w.failed != nil || (w.inflight == 0 && acked > 0 && w.lingerLocked(acked)) {
 		return
 	}
-	if w.canSealLocked() {
-		w.sealLocked()
-	}
+	w.considerLocked(true)
 }
 
 // canSealLocked reports whether the draft holds frames that may leave now:

@@ -97,8 +97,8 @@ func TestStorageValues(t *testing.T) {
 		t.Fatalf("split without id: %q %q", id, raw)
 	}
 	var cfg wal.Config
-	out, err := walParams("-2@s3://b?region=r&bulkBytes=1024&inflight=3", &cfg)
-	if err != nil || out != "-2@s3://b?region=r" || cfg.MaxBulkBytes != 1024 || cfg.MaxInFlight != 3 {
+	out, err := walParams("-2@s3://b?region=r&bulkBytes=1024&inflight=3&pipeline=2", &cfg)
+	if err != nil || out != "-2@s3://b?region=r" || cfg.MaxBulkBytes != 1024 || cfg.MaxInFlight != 3 || cfg.Pipeline != 2 {
 		t.Fatalf("wal params: %q %v %+v", out, err, cfg)
 	}
 	if _, err := walParams("file://x?inflight=0", &cfg); err == nil {

@@ -40,6 +40,7 @@ type serveFlags struct {
 	storage     string
 	wal         string
 	walCache    uint64
+	walPutRate  float64
 	blockCache  uint64
 	uploadBytes uint64
 	uploadMs    uint
@@ -113,8 +114,9 @@ func (f *serveFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.httpAddress, "http-address", "", "URL clients and nodes reach this node at (default http://LISTEN)")
 	fs.StringVar(&f.metaURL, "meta-url", "sqlite:./data/meta.db", "metadata log: sqlite:PATH, sqlite::memory: or postgres://…")
 	fs.StringVar(&f.storage, "storage", "-2@file://./data/objects", "object store: [ID@]file://DIR or [ID@]s3://BUCKET?region=…&endpoint=…&pathStyle=true (credentials from AWS_*); ID@ is ignored (see below)")
-	fs.StringVar(&f.wal, "wal", "", "object store for the WAL (default: --storage); bulkBytes=N, inflight=N and linger=DURATION (0: off) parameters tune it")
+	fs.StringVar(&f.wal, "wal", "", "object store for the WAL (default: --storage); bulkBytes=N, inflight=N, pipeline=N and linger=DURATION (0: off) parameters tune it")
 	fs.Uint64Var(&f.walCache, "wal-cache-size", 64<<20, "bytes of appends buffered for the WAL before appenders wait")
+	fs.Float64Var(&f.walPutRate, "wal-max-puts-per-second", 0, "the cost dial: at most this many WAL PUTs a second (0: no bound); appends share the PUTs it allows")
 	fs.Uint64Var(&f.blockCache, "block-cache-size", 256<<20, "bytes of committed data cached for reads")
 	fs.Uint64Var(&f.uploadBytes, "wal-upload-threshold", 32<<20, "uncommitted bytes that start an upload to data objects")
 	fs.UintVar(&f.uploadMs, "wal-upload-interval-ms", 1000, "interval of uploads to data objects")
@@ -402,6 +404,10 @@ func (f *serveFlags) storageConfig(ctx context.Context, cfg *node.Config, metric
 		cfg.WALStore = metrics.Store(walStore)
 	}
 	cfg.WAL.MaxBufferedBytes = int(f.walCache)
+	if f.walPutRate < 0 {
+		return fmt.Errorf("--wal-max-puts-per-second %v: want 0 (no bound) or more", f.walPutRate)
+	}
+	cfg.WAL.MaxPutRate = f.walPutRate
 	cfg.Engine.BlockCacheBytes = int(f.blockCache)
 	cfg.Engine.UploadThresholdBytes = int(f.uploadBytes)
 	cfg.Engine.AppendTimeout = time.Duration(f.appendSec * float64(time.Second))

@@ -36,7 +36,7 @@ func splitStorageID(value string) (id, raw string) {
 	return "", value
 }
 
-// walParams takes the WAL tuning parameters (bulkBytes, inflight, linger) out of a
+// walParams takes the WAL tuning parameters (bulkBytes, inflight, pipeline, linger) out of a
 // --wal URI and returns the URI without them.
 func walParams(value string, cfg *wal.Config) (string, error) {
 	id, raw := splitStorageID(value)
@@ -48,7 +48,7 @@ func walParams(value string, cfg *wal.Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--wal: %w", err)
 	}
-	for name, field := range map[string]*int{"bulkBytes": &cfg.MaxBulkBytes, "inflight": &cfg.MaxInFlight} {
+	for name, field := range map[string]*int{"bulkBytes": &cfg.MaxBulkBytes, "inflight": &cfg.MaxInFlight, "pipeline": &cfg.Pipeline} {
 		if v := q.Get(name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {

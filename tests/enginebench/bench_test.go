@@ -41,6 +41,13 @@ type node struct {
 }
 
 func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
+	return startNodeWith(b, wal.Config{Store: store}, streams)
+}
+
+// startNodeWith is startNode with a WAL tuned by cfg (its store is the
+// node's).
+func startNodeWith(b *testing.B, cfg wal.Config, streams int) *node {
+	store := cfg.Store
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	plane, err := meta.Open(ctx, meta.Config{Log: memlog.New()})
@@ -52,10 +59,22 @@ func startNode(b *testing.B, store ports.ObjectStore, streams int) *node {
 	if _, err := plane.ProposeOne(ctx, &domain.RegisterNode{Node: 1, Epoch: 1, Slots: 1}); err != nil {
 		b.Fatal(err)
 	}
-	w := wal.Open(wal.Config{Store: store, Node: 1, Epoch: 1})
+	cfg.Node, cfg.Epoch = 1, 1
+	w := wal.Open(cfg)
 	n := &node{plane: plane, by: by, wal: w, engine: engine.New(engine.Config{Plane: plane, By: by, Store: store, WAL: w})}
-	// Uploads to data objects run as on a real node, and cost what they cost.
-	go n.engine.RunMaintenance(ctx, noLease{}, time.Second, time.Hour)
+	// Uploads to data objects run as on a real node, and cost what they
+	// cost. They stop before the bucket is emptied, or one could land in it
+	// while it is.
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		n.engine.RunMaintenance(ctx, noLease{}, time.Second, time.Hour)
+	}()
+	b.Cleanup(func() {
+		cancel()
+		<-stopped
+		w.Close()
+	})
 	for i := range streams {
 		r, err := plane.ProposeOne(ctx, &domain.CreateStream{By: by, Name: fmt.Sprintf("/bench/%d", i), Open: true})
 		if err != nil || r.Code != domain.ResultOK {
@@ -116,45 +135,18 @@ func p50(lat []time.Duration) time.Duration {
 	return lat[len(lat)/2]
 }
 
-// BenchmarkConcurrentAppends runs 64 (and 1024, 2048) appenders of 1 KiB records,
-// one stream each, and reports throughput, latency and how many records
-// share a PUT.
+// BenchmarkConcurrentAppends runs 64 (and 1024, 2048) appenders of 1 KiB
+// records, one stream each, with the WAL's pipelining off (1) and at its
+// default (4), and reports throughput, latency and how many records share
+// a PUT.
 func BenchmarkConcurrentAppends(b *testing.B) {
 	for _, appenders := range []int{64, 1024, 2048} {
-		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) { concurrentAppends(b, appenders) })
+		for _, pipeline := range []int{1, 4} {
+			b.Run(fmt.Sprintf("appenders=%d/pipeline=%d", appenders, pipeline), func(b *testing.B) {
+				fanIn(b, wal.Config{Store: openStore(b), Pipeline: pipeline}, appenders, 1)
+			})
+		}
 	}
-}
-
-func concurrentAppends(b *testing.B, appenders int) {
-	body := make([]byte, 1024)
-	n := startNode(b, openStore(b), appenders)
-	var next atomic.Int64
-	lats := make([][]time.Duration, appenders)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for a := range appenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				if _, err := n.streams[a].Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
-					b.Error(err)
-					return
-				}
-				lats[a] = append(lats[a], time.Since(t0))
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	stats := n.wal.Stats()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
-	b.ReportMetric(float64(stats.Submissions)/float64(stats.Puts), "records/put")
-	b.ReportMetric(float64(stats.Puts)*1e6/float64(b.N), "puts/M-appends")
-	reportLatency(b, slices.Concat(lats...))
 }
 
 // BenchmarkColdReplay writes PICO_BENCH_REPLAY_MIB (default 256) of 64 KiB
@@ -241,3 +233,52 @@ func dataKeys(b *testing.B, store ports.ObjectStore) []string {
 type noLease struct{}
 
 func (noLease) Held() (uint64, bool) { return 0, false }
+
+// fanIn runs streams × perStream appenders of 1 KiB records on a node
+// whose WAL cfg tunes, each waiting for its acknowledgement, b.N appends in
+// all: appends/s, records per PUT, PUTs/s and per million appends, and
+// p50/p99 in ms.
+func fanIn(b *testing.B, cfg wal.Config, streams, perStream int) {
+	var next atomic.Int64
+	fanInWhile(b, cfg, streams, perStream, func() bool { return next.Add(1) <= int64(b.N) })
+}
+
+// fanInWhile is fanIn with appenders that go on while more says so.
+func fanInWhile(b *testing.B, cfg wal.Config, streams, perStream int, more func() bool) {
+	body := make([]byte, 1024)
+	n := startNodeWith(b, cfg, streams)
+	lats := make([][]time.Duration, streams*perStream)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for a := range streams * perStream {
+		wg.Go(func() {
+			for more() {
+				t0 := time.Now()
+				if _, err := n.streams[a%streams].Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
+					b.Error(err)
+					return
+				}
+				lats[a] = append(lats[a], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	all := slices.Concat(lats...)
+	stats := n.wal.Stats()
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "appends/s")
+	b.ReportMetric(float64(stats.Submissions)/float64(stats.Puts), "records/put")
+	b.ReportMetric(float64(stats.Puts)/elapsed.Seconds(), "puts/s")
+	b.ReportMetric(float64(stats.Puts)*1e6/float64(len(all)), "puts/M-appends")
+	reportQuantiles(b, "append", all)
+}
+
+// reportQuantiles reports the p50 and p99 of lat in ms, named what.
+func reportQuantiles(b *testing.B, what string, lat []time.Duration) {
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
+	b.ReportMetric(q(0.50), what+"-p50-ms")
+	b.ReportMetric(q(0.99), what+"-p99-ms")
+}

@@ -3,56 +3,37 @@ package enginebench
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"slices"
-	"sync"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/picomq/pico/adapters/s3store"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/s3fault"
-	"github.com/picomq/pico/tests/s3test"
 )
 
 // cloudStore is a bucket on versitygw reached through a proxy that adds
 // the latency of profile to every request.
 func cloudStore(b *testing.B, profile s3fault.Latency) ports.ObjectStore {
-	u, err := url.Parse(s3test.URL(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := u.Query()
-	proxy, err := s3fault.Start(q.Get("endpoint"), 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { proxy.Close() })
-	proxy.Set(s3fault.Faults{Latency: profile})
-	q.Set("endpoint", proxy.URL)
-	u.RawQuery = q.Encode()
-	store, err := s3store.Open(context.Background(), u.String())
+	store, err := s3store.Open(context.Background(), s3fault.CloudURL(b, profile))
 	if err != nil {
 		b.Fatal(err)
 	}
 	return store
 }
 
-var cloudProfiles = []struct {
-	name    string
-	latency s3fault.Latency
-}{{"s3-standard", s3fault.S3Standard}, {"s3-express", s3fault.S3Express}}
-
 // BenchmarkCloudLoneAppend is BenchmarkLoneAppend on stores with a cloud
 // store's latency: one 1 KiB append at a time against one raw 1 KiB PUT
 // at a time through the same proxy, alternating.
 func BenchmarkCloudLoneAppend(b *testing.B) {
-	for _, p := range cloudProfiles {
-		b.Run(p.name, func(b *testing.B) {
+	for _, p := range s3fault.Profiles {
+		b.Run(p.Name, func(b *testing.B) {
 			body := make([]byte, 1024)
-			store := cloudStore(b, p.latency)
+			store := cloudStore(b, p.Latency)
 			n := startNode(b, store, 1)
 			run := runs.Add(1)
 			raw := make([]time.Duration, 0, b.N)
@@ -82,48 +63,40 @@ func BenchmarkCloudLoneAppend(b *testing.B) {
 
 // BenchmarkCloudFanIn runs 100 streams of 10 appenders each (1 KiB
 // records, each appender waiting for its acknowledgement) on stores with
-// a cloud store's latency: appends/s, latency, and records per PUT.
+// a cloud store's latency, with the WAL's pipelining off (1) and allowing
+// 2 and 4 (the default) bulks to overlap on latency alone: appends/s,
+// latency, records per PUT and PUTs/s.
 func BenchmarkCloudFanIn(b *testing.B) {
 	const streams, perStream = 100, 10
-	for _, p := range cloudProfiles {
-		b.Run(p.name, func(b *testing.B) {
-			body := make([]byte, 1024)
-			n := startNode(b, cloudStore(b, p.latency), streams)
-			var next atomic.Int64
-			lats := make([][]time.Duration, streams*perStream)
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for a := range streams * perStream {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						t0 := time.Now()
-						if _, err := n.streams[a%streams].Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
-							b.Error(err)
-							return
-						}
-						lats[a] = append(lats[a], time.Since(t0))
-					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			stats := n.wal.Stats()
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
-			b.ReportMetric(float64(stats.Submissions)/float64(stats.Puts), "records/put")
-			b.ReportMetric(float64(stats.Puts)/elapsed.Seconds(), "puts/s")
-			reportQuantiles(b, "append", slices.Concat(lats...))
-		})
+	for _, p := range s3fault.Profiles {
+		for _, pipeline := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("%s/pipeline=%d", p.Name, pipeline), func(b *testing.B) {
+				fanIn(b, wal.Config{Store: cloudStore(b, p.Latency), Pipeline: pipeline}, streams, perStream)
+			})
+		}
 	}
 }
 
-// reportQuantiles reports the p50 and p99 of lat in ms, named what.
-func reportQuantiles(b *testing.B, what string, lat []time.Duration) {
-	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	b.ReportMetric(q(0.50), what+"-p50-ms")
-	b.ReportMetric(q(0.99), what+"-p99-ms")
+// BenchmarkCostDial is the cost dial's curve: 64 and 1024 appenders (one
+// stream each, 1 KiB records, each waiting for its acknowledgement) for
+// PICO_BENCH_SECONDS (5) per case on the S3 Standard-like store, with the
+// WAL's PUTs a second unbounded and bounded at 40, 20, 10 and 5: PUTs/s
+// against append p50/p99. Run it with -benchtime 1x.
+func BenchmarkCostDial(b *testing.B) {
+	seconds := 5
+	if v, err := strconv.Atoi(os.Getenv("PICO_BENCH_SECONDS")); err == nil && v > 0 {
+		seconds = v
+	}
+	for _, appenders := range []int{64, 1024} {
+		for _, rate := range []float64{0, 40, 20, 10, 5} {
+			b.Run(fmt.Sprintf("appenders=%d/max-puts=%v", appenders, rate), func(b *testing.B) {
+				var deadline atomic.Int64 // set by the first append
+				cfg := wal.Config{Store: cloudStore(b, s3fault.S3Standard), MaxPutRate: rate}
+				fanInWhile(b, cfg, appenders, 1, func() bool {
+					deadline.CompareAndSwap(0, time.Now().Add(time.Duration(seconds)*time.Second).UnixNano())
+					return time.Now().UnixNano() < deadline.Load()
+				})
+			})
+		}
+	}
 }

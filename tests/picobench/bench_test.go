@@ -26,6 +26,7 @@ import (
 	"github.com/picomq/pico/adapters/picohttp"
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/node"
+	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/ports"
 	"github.com/picomq/pico/tests/s3test"
 )
@@ -47,14 +48,20 @@ func startServer(b *testing.B) *server {
 // startNode runs a node whose objects live in a fresh versitygw bucket, and
 // returns it with a count of the objects it has written.
 func startNode(b *testing.B) (*node.Node, *atomic.Int64) {
+	return startNodeOn(b, s3test.URL(b), wal.Config{})
+}
+
+// startNodeOn is startNode on the store at storeURL, with the WAL tuned by
+// walCfg.
+func startNodeOn(b *testing.B, storeURL string, walCfg wal.Config) (*node.Node, *atomic.Int64) {
 	ctx := context.Background()
-	s3, err := s3store.Open(ctx, s3test.URL(b))
+	s3, err := s3store.Open(ctx, storeURL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	store := &countingStore{ObjectStore: s3}
 	log := memlog.New()
-	n, err := node.Start(ctx, node.Config{ID: 1, Address: "http://bench", Slots: 1, Log: log, Lease: log.Lease(), Store: store})
+	n, err := node.Start(ctx, node.Config{ID: 1, Address: "http://bench", Slots: 1, Log: log, Lease: log.Lease(), Store: store, WAL: walCfg})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,10 @@ type benchOptions struct {
 	recordSize  int
 	keep        bool
 	asJSON      bool
-	producer    bool // through the Go client's Producer, one a stream
+	producer    bool    // through the Go client's Producer, one a stream
+	rate        float64 // records/s offered, open loop (0: closed loop)
+	output      string  // the CSV of the run second by second
+	plot        string  // the SVG of the run second by second
 }
 
 // A request stays within the server's default limits: 8 MiB of body, with
@@ -41,7 +44,7 @@ const (
 )
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--readers N] [--producer] [--keep] [--json]")
+	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--readers N] [--producer] [--rate N] [--output FILE.csv] [--plot FILE.svg] [--keep] [--json]")
 	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
 --record-size bytes to them for --warmup, uncounted, then for --duration
 (seconds, as in -d 60, or a duration, as in -d 1m30s), --window appends in
@@ -55,6 +58,18 @@ is once it is durable. Prints the rate every second to stderr and a summary
 at R appends/s, an append takes W/R s on average (Little's law): once R
 stops growing with W, a larger window adds only queueing; -w 1 measures an
 append alone.
+
+With --rate N the run is open loop: appends are due at N records/s in all
+(N / --batch appends/s), sent by the --window writers as each comes due,
+and an append's latency counts from when it was due, so a server that
+falls behind is charged for the wait (no coordinated omission); if the
+window is too small for the rate, the summary's throughput says so.
+
+Every second a line on stderr gives the throughput, the appends in flight
+and the p50 and p99 of the appends acknowledged in that second; --output
+writes those figures as CSV and --plot as an SVG of throughput and
+latency over time.
+
 With --metrics (the /metrics URL of each node's admin listener, comma
 separated) it also reports what the counted appends cost in object-store
 requests: PUTs and GETs, records per PUT, PUTs per million appends, and the
@@ -94,6 +109,9 @@ acknowledged record, and fails if they do not or a check fails.
 	cmd.fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
 	cmd.fs.IntVar(&o.readers, "readers", 0, "live readers a stream, checking every record and timing its delivery")
 	cmd.fs.BoolVar(&o.producer, "producer", false, "append through one idempotent producer a stream (Pico)")
+	cmd.fs.Float64Var(&o.rate, "rate", 0, "records/s to offer, open loop (0: each writer sends its next append when the last is acknowledged)")
+	cmd.fs.StringVar(&o.output, "output", "", "write the run second by second to this CSV file")
+	cmd.fs.StringVar(&o.plot, "plot", "", "draw throughput and latency over time to this SVG file")
 	if _, err := cmd.parse(args, 0, 0); err != nil {
 		return err
 	}
@@ -138,6 +156,8 @@ func (o benchOptions) check() error {
 	switch {
 	case o.duration <= 0 || o.warmup < 0:
 		return fmt.Errorf("--duration must be above 0 and --warmup 0 or more")
+	case o.rate < 0:
+		return fmt.Errorf("--rate must be 0 (closed loop) or more")
 	case o.readers < 0 || o.readers > 1000:
 		return fmt.Errorf("--readers must be from 0 to 1000")
 	case o.window < 1, o.batch < 1, o.streams < 1, o.connections < 1, o.recordSize < 1:
@@ -201,7 +221,7 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	from, deadline := b.window()
-	tally := newBenchTally(stop, from)
+	tally := newBenchTally(stop, from, b.o.rate/float64(b.o.batch))
 	if b.o.readers > 0 {
 		b.readers = b.startReaders(ctx, from)
 		b.ackedBy = make([][]uint64, len(b.names))
@@ -227,9 +247,12 @@ func (b *bench) write(ctx context.Context, w int, deadline time.Time, tally *ben
 			records[i] = bytes.Clone(r)
 		}
 	}
-	for i := w; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+	for i := w; ctx.Err() == nil; i++ {
+		t0, ok := tally.next(ctx, deadline)
+		if !ok {
+			return
+		}
 		s := i % len(b.names)
-		t0 := time.Now()
 		if links != nil {
 			for _, r := range records {
 				links[s].stamp(b.text(r), uint32(w), t0)
@@ -271,14 +294,14 @@ func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGro
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	before := b.scrapeAt(ctx, tally.from, done, stderr)
-	b.progress(tally.from.Add(-b.o.warmup), tally, done, stderr)
+	samples := b.progress(tally, done, stderr)
 	// The writers are done (progress returned): the tally is still.
 	last := tally.lastAck
 	if last.IsZero() {
 		last = time.Now()
 	}
 	res := benchResult{opts: b.o, protocol: b.clients[0].protocol(), appends: tally.appends.Load(),
-		warmupAppends: tally.warmup.Load(), elapsed: last.Sub(tally.from), drain: max(last.Sub(deadline), 0), latency: tally.latency}
+		warmupAppends: tally.warmup.Load(), unsentDue: tally.unsent(deadline), elapsed: last.Sub(tally.from), drain: max(last.Sub(deadline), 0), latency: tally.latency}
 	if b.o.keep {
 		res.kept = b.names
 	}
@@ -300,41 +323,96 @@ func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGro
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // interrupted: the summary covers what was done
 	}
+	if serr := b.writeSeries(samples); err == nil {
+		err = serr
+	}
 	return res, err
 }
 
 // benchTally counts a run's acknowledged appends and their latency, and
 // keeps its first failure. Appends sent before from are the warmup's.
 type benchTally struct {
+	start   time.Time // the warmup's start
 	from    time.Time
 	appends atomic.Int64
 	warmup  atomic.Int64
+	sent    atomic.Int64
+	// With --rate: appends are due every interval from start; due counts
+	// those handed out.
+	interval time.Duration
+	due      atomic.Int64
 	// One histogram for all writers (one each would take 140 KB a
 	// writer): recording under a lock costs nothing beside a round trip.
 	mu       sync.Mutex
 	latency  *hdrhistogram.Histogram
+	second   *hdrhistogram.Histogram // this second's, warmup too, for the progress
 	lastAck  time.Time
 	once     sync.Once
 	firstErr error
 	stop     context.CancelFunc
 }
 
-func newBenchTally(stop context.CancelFunc, from time.Time) *benchTally {
-	return &benchTally{from: from, latency: newLatencyHistogram(), stop: stop}
+// newBenchTally starts a tally whose counted appends are those sent from
+// from on, after a warmup that starts now; appendsPerSec > 0 paces them.
+func newBenchTally(stop context.CancelFunc, from time.Time, appendsPerSec float64) *benchTally {
+	t := &benchTally{start: time.Now(), from: from, latency: newLatencyHistogram(), second: newLatencyHistogram(), stop: stop}
+	if appendsPerSec > 0 {
+		t.interval = max(time.Duration(float64(time.Second)/appendsPerSec), time.Nanosecond)
+	}
+	return t
+}
+
+// next is when the caller's next append counts as sent: now, or, paced,
+// when it is due (after waiting for it, if it is not yet). It reports
+// false once the deadline or ctx is reached.
+func (t *benchTally) next(ctx context.Context, deadline time.Time) (time.Time, bool) {
+	at := time.Now()
+	if t.interval > 0 {
+		at = t.start.Add(time.Duration(t.due.Add(1)-1) * t.interval)
+		if !at.Before(deadline) || !time.Now().Before(deadline) {
+			return at, false
+		}
+		if wait := time.Until(at); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return at, false
+			}
+		}
+	}
+	if ctx.Err() != nil || !at.Before(deadline) {
+		return at, false
+	}
+	t.sent.Add(1)
+	return at, true
+}
+
+// unsent is how many paced appends were due before deadline and never
+// sent: the writers were all waiting for acknowledgements.
+func (t *benchTally) unsent(deadline time.Time) int64 {
+	if t.interval <= 0 {
+		return 0
+	}
+	due := int64((deadline.Sub(t.start) + t.interval - 1) / t.interval)
+	return max(due-t.sent.Load(), 0)
 }
 
 // acked counts an append sent at t0 and acknowledged now.
 func (t *benchTally) acked(t0 time.Time) {
-	if t0.Before(t.from) {
+	now := time.Now()
+	took := min(now.Sub(t0).Microseconds(), t.latency.HighestTrackableValue()) // beyond a minute: as a minute
+	warmup := t0.Before(t.from)
+	t.mu.Lock()
+	_ = t.second.RecordValue(took)
+	if !warmup {
+		_ = t.latency.RecordValue(took)
+		t.lastAck = now
+	}
+	t.mu.Unlock()
+	if warmup {
 		t.warmup.Add(1)
 		return
 	}
-	now := time.Now()
-	took := min(now.Sub(t0).Microseconds(), t.latency.HighestTrackableValue()) // beyond a minute: as a minute
-	t.mu.Lock()
-	_ = t.latency.RecordValue(took)
-	t.lastAck = now
-	t.mu.Unlock()
 	t.appends.Add(1)
 }
 
@@ -347,25 +425,37 @@ func (t *benchTally) fail(ctx context.Context, name string, err error) {
 	t.stop()
 }
 
-// progress prints the append rate every second until done closes.
-func (b *bench) progress(start time.Time, tally *benchTally, done <-chan struct{}, stderr io.Writer) {
+// sample takes the second that ends at now, since the last at lastAt with
+// last appends acknowledged in all.
+func (t *benchTally) sample(now, lastAt time.Time, last int64, o benchOptions) (benchSample, int64) {
+	n := t.appends.Load() + t.warmup.Load()
+	rate := float64(n-last) / now.Sub(lastAt).Seconds()
+	t.mu.Lock()
+	p50, p99 := float64(t.second.ValueAtQuantile(50))/1000, float64(t.second.ValueAtQuantile(99))/1000
+	t.second.Reset()
+	t.mu.Unlock()
+	return benchSample{at: now.Sub(t.start), appends: rate, records: rate * float64(o.batch),
+		mib: rate * float64(o.batch*o.recordSize) / (1 << 20), inFlight: t.sent.Load() - n,
+		p50: p50, p99: p99, warmup: now.Before(t.from)}, n
+}
+
+// progress prints a sample every second until done closes, and returns
+// them.
+func (b *bench) progress(tally *benchTally, done <-chan struct{}, stderr io.Writer) []benchSample {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	last, lastAt := int64(0), start
+	var samples []benchSample
+	last, lastAt := int64(0), tally.start
 	for {
 		select {
 		case <-done:
-			return
+			return samples
 		case now := <-tick.C:
-			n := tally.appends.Load() + tally.warmup.Load()
-			rate := float64(n-last) / now.Sub(lastAt).Seconds()
-			phase := ""
-			if now.Before(tally.from) {
-				phase = " (warmup)"
-			}
-			fmt.Fprintf(stderr, "[%3.0fs] %.0f appends/s, %.0f records/s, %.1f MiB/s%s\n", now.Sub(start).Seconds(),
-				rate, rate*float64(b.o.batch), rate*float64(b.o.batch*b.o.recordSize)/(1<<20), phase)
-			last, lastAt = n, now
+			var s benchSample
+			s, last = tally.sample(now, lastAt, last, b.o)
+			lastAt = now
+			samples = append(samples, s)
+			fmt.Fprintln(stderr, s.line())
 		}
 	}
 }
@@ -420,6 +510,7 @@ type benchResult struct {
 	kept          []string // the streams, with --keep
 	appends       int64    // counted: sent after the warmup
 	warmupAppends int64
+	unsentDue     int64
 	elapsed       time.Duration           // from the warmup's end to the last acknowledgement
 	drain         time.Duration           // from the deadline to the last acknowledgement
 	latency       *hdrhistogram.Histogram // µs per append
@@ -440,7 +531,12 @@ type benchSummary struct {
 	LatencyMs     map[string]float64 `json:"latency_ms"` // p50, p90, p99, p99.9, max
 	// InFlight is the window; QueueingMs the mean latency Little's law
 	// gives for it at the measured rate (InFlight / AppendsPerSec).
-	InFlight      int     `json:"in_flight"`
+	InFlight int `json:"in_flight"`
+	// OfferedRecordsPerSec is --rate: the run was open loop.
+	OfferedRecordsPerSec float64 `json:"offered_records_per_sec,omitempty"`
+	// UnsentDue: with --rate, appends due before the deadline that were
+	// never sent, the window being full: the server fell behind.
+	UnsentDue     int64   `json:"unsent_due_appends,omitempty"`
 	QueueingMs    float64 `json:"window_latency_ms"`
 	WarmupAppends int64   `json:"warmup_appends"`
 	DrainMs       float64 `json:"drain_ms"`
@@ -460,7 +556,7 @@ func (r benchResult) summary() benchSummary {
 	secs := r.elapsed.Seconds()
 	s := benchSummary{Protocol: r.protocol, Seconds: secs, Appends: r.appends, Records: records,
 		Bytes: records * int64(r.opts.recordSize), LatencyMs: map[string]float64{}, Streams: r.kept,
-		InFlight: r.opts.window, WarmupAppends: r.warmupAppends, DrainMs: ms(r.drain), Cost: r.cost}
+		InFlight: r.opts.window, OfferedRecordsPerSec: r.opts.rate, UnsentDue: r.unsentDue, WarmupAppends: r.warmupAppends, DrainMs: ms(r.drain), Cost: r.cost}
 	if secs > 0 {
 		s.AppendsPerSec, s.RecordsPerSec = float64(r.appends)/secs, float64(records)/secs
 		s.MiBPerSec = float64(s.Bytes) / (1 << 20) / secs
@@ -502,15 +598,22 @@ func (r benchResult) print(w io.Writer, asJSON bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "appends: %d (%d records, %d bytes) in %.1f s, after %d in the warmup\n", s.Appends, s.Records, s.Bytes, s.Seconds, s.WarmupAppends)
 	fmt.Fprintf(&b, "throughput: %.0f appends/s, %.0f records/s, %.1f MiB/s\n", s.AppendsPerSec, s.RecordsPerSec, s.MiBPerSec)
+	if s.OfferedRecordsPerSec > 0 {
+		fmt.Fprintf(&b, "offered: %.0f records/s, open loop: latency counts from when each append was due\n", s.OfferedRecordsPerSec)
+	}
 	fmt.Fprintf(&b, "append latency (ms): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
 		s.LatencyMs["p50"], s.LatencyMs["p90"], s.LatencyMs["p99"], s.LatencyMs["p99.9"], s.LatencyMs["max"])
 	if e := s.EndToEndMs; s.Readers > 0 {
 		fmt.Fprintf(&b, "end to end (ms, send to a reader): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", e["p50"], e["p90"], e["p99"], e["p99.9"], e["max"])
 		fmt.Fprintf(&b, "integrity: %d records checked by %d reader(s) a stream\n", s.Verified, s.Readers)
 	}
-	fmt.Fprintf(&b, "window: %d in flight at %.0f appends/s, so an append's mean latency is %.2f ms (Little's law: window / rate);"+
-		" once throughput stops growing with -w, a larger window adds only queueing, and -w 1 measures an append alone",
-		s.InFlight, s.AppendsPerSec, s.QueueingMs)
+	if s.OfferedRecordsPerSec > 0 {
+		fmt.Fprintf(&b, "window: at most %d in flight; %d appends due before the deadline found it full and were never sent", s.InFlight, s.UnsentDue)
+	} else {
+		fmt.Fprintf(&b, "window: %d in flight at %.0f appends/s, so an append's mean latency is %.2f ms (Little's law: window / rate);"+
+			" once throughput stops growing with -w, a larger window adds only queueing, and -w 1 measures an append alone",
+			s.InFlight, s.AppendsPerSec, s.QueueingMs)
+	}
 	fmt.Fprintf(&b, "\ndrain: the appends in flight at the deadline took %.1f ms more\n", s.DrainMs)
 	if c := s.Cost; c != nil {
 		fmt.Fprintf(&b, "object store: %.0f PUTs (%.0f of the WAL, %.1f records each), %.0f GETs, %.0f LISTs, %.0f DELETEs\n",

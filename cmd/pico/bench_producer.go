@@ -21,15 +21,18 @@ func (b *bench) runProducers(ctx context.Context, stderr io.Writer) (benchResult
 		MaxBatchBytes: maxBenchRequestBytes}
 	b.o.batch = 1 // an acknowledgement is one record
 	from, deadline := b.window()
-	tally := newBenchTally(stop, from)
+	tally := newBenchTally(stop, from, b.o.rate)
 	var wg sync.WaitGroup
 	for i, name := range b.names {
 		p := b.clients[i%len(b.clients)].(picoStreams).c.NewProducer(name, opts)
 		pending := make(chan sentRecord, 1<<14)
 		wg.Go(func() {
 			defer close(pending)
-			for ctx.Err() == nil && time.Now().Before(deadline) {
-				t0 := time.Now()
+			for {
+				t0, ok := tally.next(ctx, deadline)
+				if !ok {
+					break
+				}
 				ack, err := p.Append(ctx, picoclient.Record{Body: b.records[0]})
 				if err != nil {
 					tally.fail(ctx, name, err)

@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,4 +110,50 @@ func TestCLIBenchProducer(t *testing.T) {
 	if ds := runPico(t, append(env, "PICO_PROTOCOL=ds"), "", "bench", "--producer", "-d", "1s"); ds.code != 2 || !strings.Contains(ds.stderr, "--producer needs --protocol pico") {
 		t.Fatalf("bench --producer --protocol ds: exit %d, stderr %q", ds.code, ds.stderr)
 	}
+}
+
+// TestCLIBenchRateAndSeries: with --rate the run offers that many records a
+// second and no more, and --output and --plot write the run second by
+// second.
+func TestCLIBenchRateAndSeries(t *testing.T) {
+	n := startNode(t, nodeConfig{dataDir: t.TempDir()})
+	dir := t.TempDir()
+	csvPath, svgPath := filepath.Join(dir, "run.csv"), filepath.Join(dir, "run.svg")
+	run := runPico(t, clientEnv(t, n.URL), "", "bench", "-d", "2", "--rate", "200", "-b", "2", "-w", "4",
+		"--output", csvPath, "--plot", svgPath, "--json")
+	if run.code != 0 {
+		t.Fatalf("%s: exit %d\nstderr: %s", run.args, run.code, run.stderr)
+	}
+	var got struct {
+		Records int64   `json:"records"`
+		Offered float64 `json:"offered_records_per_sec"`
+	}
+	if err := json.Unmarshal([]byte(run.stdout), &got); err != nil || got.Offered != 200 {
+		t.Fatalf("%s: summary %q: %v", run.args, run.stdout, err)
+	}
+	if got.Records > 400 || got.Records < 200 {
+		t.Fatalf("%d records in 2 s at 200 a second offered, want at most 400 and most of them", got.Records)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(readFile(t, csvPath))).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][0] != "second" || rows[0][2] != "records_per_sec" {
+		t.Fatalf("CSV %q: %v", rows, err)
+	}
+	if rate, _ := strconv.ParseFloat(rows[1][2], 64); rate > 260 {
+		t.Fatalf("the first second ran at %v records/s, offered 200", rate)
+	}
+	if svg := string(readFile(t, svgPath)); !strings.Contains(svg, "<svg") {
+		t.Fatalf("--plot wrote %.100q", svg)
+	}
+	if !strings.Contains(run.stderr, "in flight, p50 ") {
+		t.Fatalf("no progress line with the appends in flight and the latency:\n%s", run.stderr)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -153,18 +153,28 @@ func nextGeneration(g int32) int32 {
 // instance, at the generation; stable says the group must also not be
 // rebalancing.
 func (g *ConsumerGroup) Fence(id, instance string, generation int32, stable bool) *GroupError {
-	i := g.member(id)
+	if _, err := g.claim(id, instance); err != nil {
+		return err
+	}
 	switch {
-	case i < 0:
-		return groupErr("unknown_member", "unknown group member %s", id)
-	case g.Members[i].InstanceID != instance:
-		return groupErr("fenced", "member %s is held by another instance", id)
 	case g.Generation != generation:
 		return groupErr("illegal_generation", "generation %d is not the group's %d", generation, g.Generation)
 	case stable && g.State != GroupStable:
 		return groupErr("rebalance_in_progress", "the group is rebalancing: join again")
 	}
 	return nil
+}
+
+// claim finds member id, which instance must hold.
+func (g *ConsumerGroup) claim(id, instance string) (int, *GroupError) {
+	i := g.member(id)
+	switch {
+	case i < 0:
+		return i, groupErr("unknown_member", "unknown group member %s", id)
+	case g.Members[i].InstanceID != instance:
+		return i, groupErr("fenced", "member %s is held by another instance", id)
+	}
+	return i, nil
 }
 
 // Heartbeat renews a member's session; during a rebalance it still
@@ -185,12 +195,9 @@ func (g *ConsumerGroup) Heartbeat(id, instance string, generation int32, nowMs i
 // on it are told to join again.
 func (g *ConsumerGroup) Leave(id, instance string, nowMs int64) *GroupError {
 	g.Expire(nowMs)
-	i := g.member(id)
-	switch {
-	case i < 0:
-		return groupErr("unknown_member", "unknown group member %s", id)
-	case g.Members[i].InstanceID != instance:
-		return groupErr("fenced", "member %s is held by another instance", id)
+	i, err := g.claim(id, instance)
+	if err != nil {
+		return err
 	}
 	g.Members = slices.Delete(g.Members, i, i+1)
 	g.DeadlineMs, g.Settled = 0, g.Round

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/closedloop"
 	"github.com/picomq/pico/tests/s3test"
 )
 
@@ -102,12 +102,22 @@ var runs atomic.Int64 // keeps raw PUT keys unique across benchmark runs
 // 1 KiB PUT at a time on the same server, alternating the two in one loop
 // so that the machine's noise falls on both alike.
 func BenchmarkLoneAppend(b *testing.B) {
-	body := make([]byte, 1024)
 	store := openStore(b)
 	n := startNode(b, openStore(b), 1)
+	raw, appends := loneAppends(b, store, n)
+	rawP50, appendP50 := p50(raw), p50(appends)
+	b.ReportMetric(float64(rawP50.Microseconds()), "raw-put-p50-µs")
+	b.ReportMetric(float64(appendP50.Microseconds()), "append-p50-µs")
+	b.ReportMetric(float64(appendP50)/float64(rawP50), "append/raw")
+	b.ReportMetric(float64(n.wal.Stats().Puts)/float64(b.N), "puts/append")
+}
+
+// loneAppends makes b.N raw 1 KiB PUTs to store and b.N lone 1 KiB appends
+// to n's first stream, alternating, and returns the times of each.
+func loneAppends(b *testing.B, store ports.ObjectStore, n *node) (raw, appends []time.Duration) {
+	body := make([]byte, 1024)
 	run := runs.Add(1)
-	raw := make([]time.Duration, 0, b.N)
-	appends := make([]time.Duration, 0, b.N)
+	raw, appends = make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := range b.N {
@@ -123,11 +133,7 @@ func BenchmarkLoneAppend(b *testing.B) {
 		appends = append(appends, time.Since(start))
 	}
 	b.StopTimer()
-	rawP50, appendP50 := p50(raw), p50(appends)
-	b.ReportMetric(float64(rawP50.Microseconds()), "raw-put-p50-µs")
-	b.ReportMetric(float64(appendP50.Microseconds()), "append-p50-µs")
-	b.ReportMetric(float64(appendP50)/float64(rawP50), "append/raw")
-	b.ReportMetric(float64(n.wal.Stats().Puts)/float64(b.N), "puts/append")
+	return raw, appends
 }
 
 func p50(lat []time.Duration) time.Duration {
@@ -143,7 +149,7 @@ func BenchmarkConcurrentAppends(b *testing.B) {
 	for _, appenders := range []int{64, 1024, 2048} {
 		for _, pipeline := range []int{1, 4} {
 			b.Run(fmt.Sprintf("appenders=%d/pipeline=%d", appenders, pipeline), func(b *testing.B) {
-				fanIn(b, wal.Config{Store: openStore(b), Pipeline: pipeline}, appenders, 1)
+				fanIn(b, wal.Config{Store: openStore(b), Pipeline: pipeline}, appenders, 1, closedloop.Count(b.N))
 			})
 		}
 	}
@@ -235,50 +241,20 @@ type noLease struct{}
 func (noLease) Held() (uint64, bool) { return 0, false }
 
 // fanIn runs streams × perStream appenders of 1 KiB records on a node
-// whose WAL cfg tunes, each waiting for its acknowledgement, b.N appends in
-// all: appends/s, records per PUT, PUTs/s and per million appends, and
+// whose WAL cfg tunes, each waiting for its acknowledgement, while more
+// says so: appends/s, records per PUT, PUTs/s and per million appends, and
 // p50/p99 in ms.
-func fanIn(b *testing.B, cfg wal.Config, streams, perStream int) {
-	var next atomic.Int64
-	fanInWhile(b, cfg, streams, perStream, func() bool { return next.Add(1) <= int64(b.N) })
-}
-
-// fanInWhile is fanIn with appenders that go on while more says so.
-func fanInWhile(b *testing.B, cfg wal.Config, streams, perStream int, more func() bool) {
+func fanIn(b *testing.B, cfg wal.Config, streams, perStream int, more func() bool) {
 	body := make([]byte, 1024)
 	n := startNodeWith(b, cfg, streams)
-	lats := make([][]time.Duration, streams*perStream)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for a := range streams * perStream {
-		wg.Go(func() {
-			for more() {
-				t0 := time.Now()
-				if _, err := n.streams[a%streams].Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
-					b.Error(err)
-					return
-				}
-				lats[a] = append(lats[a], time.Since(t0))
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	all := slices.Concat(lats...)
+	all, elapsed := closedloop.Run(b, streams*perStream, more, func(a int) error {
+		_, err := n.streams[a%streams].Append(context.Background(), ports.AppendRequest{Records: []domain.Record{{Body: body}}})
+		return err
+	})
 	stats := n.wal.Stats()
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "appends/s")
 	b.ReportMetric(float64(stats.Submissions)/float64(stats.Puts), "records/put")
 	b.ReportMetric(float64(stats.Puts)/elapsed.Seconds(), "puts/s")
 	b.ReportMetric(float64(stats.Puts)*1e6/float64(len(all)), "puts/M-appends")
-	reportQuantiles(b, "append", all)
-}
-
-// reportQuantiles reports the p50 and p99 of lat in ms, named what.
-func reportQuantiles(b *testing.B, what string, lat []time.Duration) {
-	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	b.ReportMetric(q(0.50), what+"-p50-ms")
-	b.ReportMetric(q(0.99), what+"-p99-ms")
+	closedloop.ReportMs(b, "append", all)
 }

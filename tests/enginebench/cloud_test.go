@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/wal"
-	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/closedloop"
 	"github.com/picomq/pico/tests/s3fault"
 )
 
@@ -32,29 +31,11 @@ func cloudStore(b *testing.B, profile s3fault.Latency) ports.ObjectStore {
 func BenchmarkCloudLoneAppend(b *testing.B) {
 	for _, p := range s3fault.Profiles {
 		b.Run(p.Name, func(b *testing.B) {
-			body := make([]byte, 1024)
 			store := cloudStore(b, p.Latency)
 			n := startNode(b, store, 1)
-			run := runs.Add(1)
-			raw := make([]time.Duration, 0, b.N)
-			appends := make([]time.Duration, 0, b.N)
-			ctx := context.Background()
-			b.ResetTimer()
-			for i := range b.N {
-				start := time.Now()
-				if err := store.PutIfAbsent(ctx, fmt.Sprintf("raw/%d/%d", run, i), body); err != nil {
-					b.Fatal(err)
-				}
-				raw = append(raw, time.Since(start))
-				start = time.Now()
-				if _, err := n.streams[0].Append(ctx, ports.AppendRequest{Records: []domain.Record{{Body: body}}}); err != nil {
-					b.Fatal(err)
-				}
-				appends = append(appends, time.Since(start))
-			}
-			b.StopTimer()
-			reportQuantiles(b, "raw-put", raw)
-			reportQuantiles(b, "append", appends)
+			raw, appends := loneAppends(b, store, n)
+			closedloop.ReportMs(b, "raw-put", raw)
+			closedloop.ReportMs(b, "append", appends)
 			b.ReportMetric(float64(p50(appends))/float64(p50(raw)), "append/raw-p50")
 			b.ReportMetric(float64(n.wal.Stats().Puts)/float64(b.N), "puts/append")
 		})
@@ -71,7 +52,7 @@ func BenchmarkCloudFanIn(b *testing.B) {
 	for _, p := range s3fault.Profiles {
 		for _, pipeline := range []int{1, 2, 4} {
 			b.Run(fmt.Sprintf("%s/pipeline=%d", p.Name, pipeline), func(b *testing.B) {
-				fanIn(b, wal.Config{Store: cloudStore(b, p.Latency), Pipeline: pipeline}, streams, perStream)
+				fanIn(b, wal.Config{Store: cloudStore(b, p.Latency), Pipeline: pipeline}, streams, perStream, closedloop.Count(b.N))
 			})
 		}
 	}
@@ -90,12 +71,8 @@ func BenchmarkCostDial(b *testing.B) {
 	for _, appenders := range []int{64, 1024} {
 		for _, rate := range []float64{0, 40, 20, 10, 5} {
 			b.Run(fmt.Sprintf("appenders=%d/max-puts=%v", appenders, rate), func(b *testing.B) {
-				var deadline atomic.Int64 // set by the first append
 				cfg := wal.Config{Store: cloudStore(b, s3fault.S3Standard), MaxPutRate: rate}
-				fanInWhile(b, cfg, appenders, 1, func() bool {
-					deadline.CompareAndSwap(0, time.Now().Add(time.Duration(seconds)*time.Second).UnixNano())
-					return time.Now().UnixNano() < deadline.Load()
-				})
+				fanIn(b, cfg, appenders, 1, closedloop.For(time.Duration(seconds)*time.Second))
 			})
 		}
 	}

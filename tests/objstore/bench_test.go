@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/picomq/pico/adapters/filestore"
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/closedloop"
 	"github.com/picomq/pico/tests/s3test"
 )
 
@@ -96,36 +96,12 @@ func BenchmarkRawPut(b *testing.B) {
 				const putters = 64
 				s := be.open(b)
 				b.SetBytes(int64(size))
-				var next atomic.Int64
-				perPutter := make([][]time.Duration, putters)
-				var failed atomic.Value
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				start := time.Now()
-				for p := range putters {
-					wg.Go(func() {
-						for {
-							i := next.Add(1) - 1
-							if i >= int64(b.N) {
-								return
-							}
-							t0 := time.Now()
-							if err := s.Put(ctx, fmt.Sprintf("bench/%09d", i), body); err != nil {
-								failed.Store(err)
-								return
-							}
-							perPutter[p] = append(perPutter[p], time.Since(t0))
-						}
-					})
-				}
-				wg.Wait()
-				elapsed := time.Since(start)
-				b.StopTimer()
-				if err, _ := failed.Load().(error); err != nil {
-					b.Fatal(err)
-				}
+				var key atomic.Int64
+				lat, elapsed := closedloop.Run(b, putters, closedloop.Count(b.N), func(int) error {
+					return s.Put(ctx, fmt.Sprintf("bench/%09d", key.Add(1)-1), body)
+				})
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "PUTs/s")
-				reportLatency(b, slices.Concat(perPutter...))
+				reportLatency(b, lat)
 			})
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/app/wal"
 	"github.com/picomq/pico/ports"
+	"github.com/picomq/pico/tests/closedloop"
 	"github.com/picomq/pico/tests/s3test"
 )
 
@@ -205,31 +205,12 @@ func BenchmarkAppendJSONBatch(b *testing.B) {
 			for w := range writers {
 				s.create(b, fmt.Sprintf("/batch/%d", w))
 			}
-			var next atomic.Int64
-			lat := make([][]time.Duration, writers)
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for w := range writers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						t0 := time.Now()
-						if err := s.request(http.MethodPost, fmt.Sprintf("/batch/%d", w), "application/vnd.picomq.batch+json", body, http.StatusOK); err != nil {
-							b.Error(err)
-							return
-						}
-						lat[w] = append(lat[w], time.Since(t0))
-					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
+			lat, elapsed := closedloop.Run(b, writers, closedloop.Count(b.N), func(w int) error {
+				return s.request(http.MethodPost, fmt.Sprintf("/batch/%d", w), "application/vnd.picomq.batch+json", body, http.StatusOK)
+			})
 			b.ReportMetric(float64(b.N*100)/elapsed.Seconds(), "records/s")
 			b.ReportMetric(float64(b.N*100*1024)/elapsed.Seconds()/(1<<20), "MiB/s")
-			report(b, slices.Concat(lat...))
+			report(b, lat)
 		})
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/picomq/pico/adapters/s3store"
 	"github.com/picomq/pico/app/node"
 	"github.com/picomq/pico/app/wal"
+	"github.com/picomq/pico/tests/closedloop"
 	"github.com/picomq/pico/tests/s3fault"
 )
 
@@ -44,26 +43,9 @@ func BenchmarkCloudFanInHTTP(b *testing.B) {
 				}
 				body := make([]byte, 1024)
 				before, cpuBefore := n.Stats(), processCPU()
-				var next atomic.Int64
-				lat := make([][]time.Duration, streams*perStream)
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				start := time.Now()
-				for a := range streams * perStream {
-					wg.Go(func() {
-						for next.Add(1) <= int64(b.N) {
-							t0 := time.Now()
-							if err := s.request(http.MethodPost, fmt.Sprintf("/fan/%d", a%streams), "application/octet-stream", body, http.StatusOK); err != nil {
-								b.Error(err)
-								return
-							}
-							lat[a] = append(lat[a], time.Since(t0))
-						}
-					})
-				}
-				wg.Wait()
-				elapsed := time.Since(start)
-				b.StopTimer()
+				lat, elapsed := closedloop.Run(b, streams*perStream, closedloop.Count(b.N), func(a int) error {
+					return s.request(http.MethodPost, fmt.Sprintf("/fan/%d", a%streams), "application/octet-stream", body, http.StatusOK)
+				})
 				after := n.Stats()
 				puts := after.WALPuts - before.WALPuts
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
@@ -73,7 +55,7 @@ func BenchmarkCloudFanInHTTP(b *testing.B) {
 				// This process is the node and its clients: near the
 				// machine's cores, the figures are the machine's limit.
 				b.ReportMetric((processCPU()-cpuBefore).Seconds()/elapsed.Seconds(), "cpu-cores")
-				reportMs(b, "append", slices.Concat(lat...))
+				closedloop.ReportMs(b, "append", lat)
 			})
 		}
 	}
@@ -110,16 +92,8 @@ func BenchmarkCloudLoneAppendHTTP(b *testing.B) {
 			slices.Sort(puts)
 			slices.Sort(appends)
 			b.ReportMetric(float64(appends[len(appends)/2])/float64(puts[len(puts)/2]), "append/put-p50")
-			reportMs(b, "put", puts)
-			reportMs(b, "append", appends)
+			closedloop.ReportMs(b, "put", puts)
+			closedloop.ReportMs(b, "append", appends)
 		})
 	}
-}
-
-// reportMs reports lat's p50 and p99 in milliseconds, named what.
-func reportMs(b *testing.B, what string, lat []time.Duration) {
-	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	b.ReportMetric(q(0.50), what+"-p50-ms")
-	b.ReportMetric(q(0.99), what+"-p99-ms")
 }

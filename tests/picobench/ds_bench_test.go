@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/picomq/pico/adapters/dshttp"
+	"github.com/picomq/pico/tests/closedloop"
 )
 
 // BenchmarkDSAppends posts 1 KiB Durable Streams appends from 64 concurrent
@@ -37,36 +35,26 @@ func BenchmarkDSAppends(b *testing.B) {
 		}
 		resp.Body.Close()
 	}
-	var next atomic.Int64
-	lat := make([][]time.Duration, appenders)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	putsBefore := puts.Load()
-	cpuBefore := processCPU()
-	start := time.Now()
-	for w := range appenders {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/v1/stream/%d", srv.URL, w), bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/octet-stream")
-				resp, err := client.Do(req)
-				if err != nil || resp.StatusCode != http.StatusNoContent {
-					b.Errorf("append: %v %v", resp, err)
-					return
-				}
-				resp.Body.Close()
-				lat[w] = append(lat[w], time.Since(t0))
-			}
-		})
-	}
-	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "appends/s")
+	putsBefore, cpuBefore := puts.Load(), processCPU()
+	lat, elapsed := closedloop.Run(b, appenders, closedloop.Count(b.N), func(w int) error {
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/v1/stream/%d", srv.URL, w), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			return fmt.Errorf("append: %s", resp.Status)
+		}
+		return nil
+	})
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
 	// CPU per append, of this process (server and client both): steadier
 	// than throughput on a shared machine.
 	b.ReportMetric(float64((processCPU()-cpuBefore).Microseconds())/float64(b.N), "cpu-µs/append")
 	b.ReportMetric(float64(b.N)/float64(puts.Load()-putsBefore), "appends/put")
-	report(b, slices.Concat(lat...))
+	report(b, lat)
 }
 
 // processCPU is the user and system CPU time this process has used.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/domain"
 	"github.com/picomq/pico/ports"
@@ -43,6 +44,7 @@ var (
 // producer headers, body, closed, content type, then the service's own
 // checks (producer, Stream-Seq).
 func (s *server) append(c echo.Context, name string) error {
+	defer livehttp.Foreground(s.cfg.Reads)()
 	r := c.Request()
 	if err := appendOnce.Check(r.Header); err != nil {
 		return s.explain(c, name, badRequest("%v", err))

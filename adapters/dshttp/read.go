@@ -131,6 +131,11 @@ func (s *server) writePage(c echo.Context, name string, res ports.ReadResult, cu
 	if headerval.ETagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
+	release, err := livehttp.PageTurn(c.Request().Context(), s.cfg.Reads, res)
+	if err != nil {
+		return err
+	}
+	defer release()
 	contentType := contentTypeOf(res.Config)
 	return c.Blob(http.StatusOK, contentType, s.pageBody(contentType, res))
 }

@@ -51,6 +51,10 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	var cursor uint64  // the last cursor sent
 	for {
 		eof := res.Closed && res.UpToDate
+		release, err := livehttp.PageTurn(ctx, s.cfg.Reads, res) // a catch-up page waits its turn
+		if err != nil {
+			return nil
+		}
 		if len(res.Records) > 0 {
 			es.QueueEncoded(s.dataEvent(es, contentType, form, binary, res)) // goes out with its control event
 			announced = false
@@ -60,6 +64,7 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 			_ = es.Send("control", "", s.appendControl(buf[:0], res, s.streamCursor(rr.cursor, &cursor)))
 			announced = true
 		}
+		release()
 		if eof || es.Err() != nil {
 			return nil
 		}

@@ -20,4 +20,10 @@
 // Conns caps the open connections of the listeners it wraps, answering
 // those over the cap 503 with Retry-After. LiveReaders caps the live reads
 // (long-poll, SSE) parked at once, across both protocols.
+//
+// CatchUp puts catch-up pages (those short of their stream's tail) behind
+// appends: while appends run, such pages are served a share of the CPUs
+// at a time, in arrival order; otherwise they take every CPU. A turn lasts
+// while its page is encoded and written, and ends by itself after a short
+// while, so a client that stops reading holds no one up.
 package httpguard

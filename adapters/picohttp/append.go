@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/picomq/pico/adapters/internal/server/livehttp"
 	"github.com/picomq/pico/adapters/internal/wire/headerval"
 	"github.com/picomq/pico/adapters/picowire"
 	"github.com/picomq/pico/domain"
@@ -61,6 +62,7 @@ func (s *server) trim(c echo.Context, name, value string) error {
 }
 
 func (s *server) append(c echo.Context, name string) error {
+	defer livehttp.Foreground(s.cfg.Reads)()
 	req, err := appendHeaders(c.Request())
 	if err != nil {
 		return err

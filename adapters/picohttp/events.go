@@ -41,7 +41,11 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 	announced := false // an up-to-date control event went out since the last data
 	for {
 		// A page's events, and the control event after them, go out in one
-		// write and flush.
+		// write and flush, a catch-up page's in its turn.
+		release, err := livehttp.PageTurn(ctx, s.cfg.Reads, res)
+		if err != nil {
+			return nil
+		}
 		if len(res.Records) > 0 {
 			es.QueueEncoded(s.dataEvents(es, res))
 			announced = false
@@ -58,7 +62,9 @@ func (s *server) streamEvents(c echo.Context, name string, rr readRequest) error
 			es.Queue("control", next, appendControlJSON(buf[:0], controlEvent{NextSeq: res.Next, UpToDate: true}))
 			announced = true
 		}
-		if es.Flush() != nil {
+		err = es.Flush()
+		release()
+		if err != nil {
 			return nil
 		}
 		if res.UpToDate || len(res.Records) == 0 {

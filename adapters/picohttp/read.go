@@ -176,6 +176,11 @@ func (s *server) writePage(c echo.Context, name, format string, res ports.ReadRe
 	if headerval.ETagMatches(c.Request().Header.Get("If-None-Match"), tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
+	release, err := livehttp.PageTurn(c.Request().Context(), s.cfg.Reads, res)
+	if err != nil {
+		return err
+	}
+	defer release()
 	body, mediaType := s.encodePage(format, res)
 	return c.Blob(http.StatusOK, mediaType, body)
 }

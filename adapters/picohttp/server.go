@@ -45,6 +45,9 @@ type Config struct {
 	// shared with the node's other listener; over it a live read gets 503
 	// (nil: no bound).
 	LiveReaders livehttp.Parking
+	// Reads puts catch-up pages behind appends, shared with the node's
+	// other listener (nil: no priority).
+	Reads livehttp.Scheduler
 	// Done is closed when the server starts shutting down: long-polls answer
 	// and event streams end cleanly.
 	Done <-chan struct{}

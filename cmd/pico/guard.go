@@ -10,11 +10,12 @@ import (
 )
 
 // connGuard is what the listeners share of connection hygiene: one
-// connection cap and one live-reader cap for the node, and the body and
-// idle limits of every server.
+// connection cap, one live-reader cap and one catch-up read scheduler for
+// the node, and the body and idle limits of every server.
 type connGuard struct {
 	conns  *httpguard.Conns
 	live   *httpguard.LiveReaders
+	reads  *httpguard.CatchUp
 	bodies httpguard.BodyLimits
 	idle   time.Duration
 }
@@ -28,7 +29,7 @@ func (f *serveFlags) newConnGuard(logger *slog.Logger) connGuard {
 	}
 	conns, live := f.caps(limit)
 	logger.Debug("connection caps", "open_files", limit, "max_connections", conns, "max_live_readers", live)
-	return connGuard{conns: httpguard.NewConns(conns), live: httpguard.NewLiveReaders(live),
+	return connGuard{conns: httpguard.NewConns(conns), live: httpguard.NewLiveReaders(live), reads: httpguard.NewCatchUp(f.catchUpLimits()),
 		bodies: f.bodyLimits(), idle: f.idleTimeout}
 }
 
@@ -37,16 +38,21 @@ func (f *serveFlags) newConnGuard(logger *slog.Logger) connGuard {
 // process_max_fds, and open connections are pico_http_open_connections.
 func (g connGuard) collector() prometheus.Collector {
 	return &guardCollector{g: g,
-		maxConns: prometheus.NewDesc("pico_http_max_connections", "Cap on open connections of the protocol listeners (--max-connections; 0: none).", nil, nil),
-		refused:  prometheus.NewDesc("pico_http_refused_connections_total", "Connections answered 503 because the protocol listeners were at --max-connections.", nil, nil),
-		parked:   prometheus.NewDesc("pico_live_readers_parked", "Long-polls waiting and event streams open, both protocols: what --max-live-readers bounds.", nil, nil),
-		maxLive:  prometheus.NewDesc("pico_live_readers_max", "Cap on parked live readers (--max-live-readers; 0: none).", nil, nil),
+		maxConns:      prometheus.NewDesc("pico_http_max_connections", "Cap on open connections of the protocol listeners (--max-connections; 0: none).", nil, nil),
+		refused:       prometheus.NewDesc("pico_http_refused_connections_total", "Connections answered 503 because the protocol listeners were at --max-connections.", nil, nil),
+		parked:        prometheus.NewDesc("pico_live_readers_parked", "Long-polls waiting and event streams open, both protocols: what --max-live-readers bounds.", nil, nil),
+		maxLive:       prometheus.NewDesc("pico_live_readers_max", "Cap on parked live readers (--max-live-readers; 0: none).", nil, nil),
+		catchUpServed: prometheus.NewDesc("pico_catchup_turns_total", "Catch-up read pages (short of their stream's tail) served, both protocols.", nil, nil),
+		catchUpWaited: prometheus.NewDesc("pico_catchup_waits_total", "Catch-up read pages that waited for a turn behind appends (--catchup-share).", nil, nil),
+		catchUpTurns:  prometheus.NewDesc("pico_catchup_turns", "Catch-up read pages being served now.", nil, nil),
 	}
 }
 
 type guardCollector struct {
 	g                                  connGuard
 	maxConns, refused, parked, maxLive *prometheus.Desc
+
+	catchUpServed, catchUpWaited, catchUpTurns *prometheus.Desc
 }
 
 func (c *guardCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -54,6 +60,9 @@ func (c *guardCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.refused
 	ch <- c.parked
 	ch <- c.maxLive
+	ch <- c.catchUpServed
+	ch <- c.catchUpWaited
+	ch <- c.catchUpTurns
 }
 
 func (c *guardCollector) Collect(ch chan<- prometheus.Metric) {
@@ -61,4 +70,8 @@ func (c *guardCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(c.g.conns.Refused()))
 	ch <- prometheus.MustNewConstMetric(c.parked, prometheus.GaugeValue, float64(c.g.live.Parked()))
 	ch <- prometheus.MustNewConstMetric(c.maxLive, prometheus.GaugeValue, float64(c.g.live.Max()))
+	s := c.g.reads.Stats()
+	ch <- prometheus.MustNewConstMetric(c.catchUpServed, prometheus.CounterValue, float64(s.Served))
+	ch <- prometheus.MustNewConstMetric(c.catchUpWaited, prometheus.CounterValue, float64(s.Waited))
+	ch <- prometheus.MustNewConstMetric(c.catchUpTurns, prometheus.GaugeValue, float64(s.Turns))
 }

@@ -44,6 +44,8 @@ type guardFlags struct {
 	idleTimeout  time.Duration
 	maxConns     autoCount
 	maxLive      autoCount
+	catchUpShare float64
+	catchUpRate  uint64
 }
 
 // connsShare is the share of the open-file limit --max-connections auto
@@ -66,6 +68,10 @@ func (g *guardFlags) caps(fileLimit uint64) (conns, live int) {
 	return conns, live
 }
 
+func (g *guardFlags) catchUpLimits() httpguard.CatchUpLimits {
+	return httpguard.CatchUpLimits{Share: g.catchUpShare, BytesPerSecond: int64(min(g.catchUpRate, 1<<62))}
+}
+
 func (g *guardFlags) bodyLimits() httpguard.BodyLimits {
 	return httpguard.BodyLimits{MinRate: float64(g.minBodyRate), Grace: g.minBodyGrace, Idle: g.readIdle}
 }
@@ -73,6 +79,9 @@ func (g *guardFlags) bodyLimits() httpguard.BodyLimits {
 func (g *guardFlags) validate() error {
 	if g.minBodyGrace < 0 || g.readIdle < 0 || g.idleTimeout < 0 {
 		return fmt.Errorf("--min-body-rate-grace, --read-idle-timeout and --idle-timeout must not be negative")
+	}
+	if !(g.catchUpShare > 0 && g.catchUpShare <= 1) {
+		return fmt.Errorf("--catchup-share must be above 0 and at most 1, got %v", g.catchUpShare)
 	}
 	return nil
 }
@@ -84,5 +93,7 @@ func (g *guardFlags) guardFlagSet(fs *flag.FlagSet) {
 	fs.DurationVar(&g.idleTimeout, "idle-timeout", 60*time.Second, "close a keep-alive connection idle this long (0: never)")
 	g.maxConns, g.maxLive = autoCount{auto: true}, autoCount{auto: true}
 	fs.Var(&g.maxConns, "max-connections", "open connections of the protocol listeners beyond which new ones get 503 (auto: 80% of the open-file limit; 0: no cap)")
+	fs.Float64Var(&g.catchUpShare, "catchup-share", httpguard.DefaultCatchUpShare, "share of the CPUs that catch-up reads (pages short of a stream's tail) may use while appends run; they use all of them otherwise (1: appends get no priority)")
+	fs.Uint64Var(&g.catchUpRate, "catchup-bytes-per-second", 0, "bound on the bytes per second catch-up reads are served, appends or not (0: none)")
 	fs.Var(&g.maxLive, "max-live-readers", "long-polls and event streams parked at once beyond which new ones get 503 (auto: half of --max-connections; 0: no cap)")
 }

@@ -32,4 +32,13 @@ func TestGuardFlags(t *testing.T) {
 	if _, err := parseServe([]string{"--idle-timeout", "-1s"}); err == nil {
 		t.Error("a negative --idle-timeout was taken")
 	}
+	for _, share := range []string{"0", "1.5", "-1"} {
+		if _, err := parseServe([]string{"--catchup-share", share}); err == nil {
+			t.Errorf("--catchup-share %s was taken", share)
+		}
+	}
+	f, err = parseServe([]string{"--catchup-share", "0.25", "--catchup-bytes-per-second", "1000"})
+	if l := f.catchUpLimits(); err != nil || l.Share != 0.25 || l.BytesPerSecond != 1000 {
+		t.Errorf("catch-up flags: %+v, %v", l, err)
+	}
 }

@@ -91,21 +91,23 @@ const readHeaderTimeout = 10 * time.Second
 // protocolHandler is the handler of one protocol; both drive the node's
 // one stream service, so a stream written with one reads with the other,
 // through metrics' append series.
-func (f *serveFlags) protocolHandler(protocol string, n *node.Node, metrics *prommetrics.Metrics, live *httpguard.LiveReaders,
+func (f *serveFlags) protocolHandler(protocol string, n *node.Node, metrics *prommetrics.Metrics, guard connGuard,
 	done <-chan struct{}, logger *slog.Logger) http.Handler {
 	streams := metrics.Streams(n.Streams())
 	longPoll := time.Duration(f.longPollSec * float64(time.Second))
 	sseMax := time.Duration(f.sseMaxSec * float64(time.Second))
 	if protocol == "ds" {
 		cfg := dshttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
-			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: live, Done: done, Logger: logger}
+			SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: guard.live, Reads: guard.reads,
+			Done: done, Logger: logger}
 		if subs := n.Subscriptions(); subs != nil { // a nil *Service must not become a non-nil interface
 			cfg.Subscriptions = subs
 		}
 		return dshttp.New(cfg)
 	}
 	cfg := picohttp.Config{Streams: streams, Auth: n.Auth(), Routing: f.routing, LongPollTimeout: longPoll,
-		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: live, Done: done, Logger: logger,
+		SSEMaxDuration: sseMax, MaxBodyBytes: int64(f.maxBody), MaxChunkBytes: int(f.maxChunk), LiveReaders: guard.live, Reads: guard.reads,
+		Done: done, Logger: logger,
 		Schemas: n.Streams()}
 	if g := n.Groups(); g != nil { // a nil *Service must not become a non-nil interface
 		cfg.Groups = g

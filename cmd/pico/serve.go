@@ -289,7 +289,7 @@ func serve(args []string) error {
 	done := make(chan struct{})
 	metrics.Registry().MustRegister(append(nodeCollectors(n), guard.collector())...)
 	for _, l := range ls {
-		l.serve(f.protocolHandler(l.protocol, n, metrics, guard.live, done, logger), f.faultTable(l, logger), metrics, guard, logger)
+		l.serve(f.protocolHandler(l.protocol, n, metrics, guard, done, logger), f.faultTable(l, logger), metrics, guard, logger)
 	}
 	var admin *http.Server
 	adminLine := "admin listener off (--no-admin)"

@@ -3,7 +3,6 @@ package picobench
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -21,10 +20,7 @@ import (
 // It reports pico bench's figures: appends/s, p50/p99/max ms, records per
 // WAL PUT and WAL PUTs/s. Run it with -benchtime 1x.
 func BenchmarkCloudFanInProcesses(b *testing.B) {
-	seconds := 10
-	if v, err := strconv.Atoi(os.Getenv("PICO_BENCH_SECONDS")); err == nil && v > 0 {
-		seconds = v
-	}
+	seconds := envInt("PICO_BENCH_SECONDS", 10)
 	for _, p := range s3fault.Profiles {
 		for _, pipeline := range []int{1, 4} {
 			b.Run(fmt.Sprintf("%s/pipeline=%d", p.Name, pipeline), func(b *testing.B) {

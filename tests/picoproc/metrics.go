@@ -9,7 +9,8 @@ import (
 )
 
 // Metrics scrapes the process's /metrics and returns the value of every
-// counter and gauge that has a single sample, by name.
+// counter and gauge that has a single sample, by name, and a single
+// summary's count as NAME_count.
 func (p *Process) Metrics() (map[string]float64, error) {
 	req, err := http.NewRequest(http.MethodGet, p.AdminURL+"/metrics", nil)
 	if err != nil {
@@ -42,6 +43,8 @@ func (p *Process) Metrics() (map[string]float64, error) {
 			values[name] = m.GetCounter().GetValue()
 		case m.GetGauge() != nil:
 			values[name] = m.GetGauge().GetValue()
+		case m.GetSummary() != nil:
+			values[name+"_count"] = float64(m.GetSummary().GetSampleCount())
 		}
 	}
 	return values, nil

@@ -1,0 +1,43 @@
+package handlertest
+
+import (
+	"context"
+	"sync"
+)
+
+// Scheduler is a livehttp.Scheduler that counts what it is asked: the
+// appends counted as foreground, the catch-up turns taken and their bytes.
+type Scheduler struct {
+	mu                       sync.Mutex
+	Appends, Turns, Bytes    int
+	Running, MostTurnsAtOnce int // appends running now; turns held at once, at most
+	held                     int
+}
+
+// Foreground counts an append.
+func (s *Scheduler) Foreground() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Appends++
+	s.Running++
+	return func() { s.mu.Lock(); s.Running--; s.mu.Unlock() }
+}
+
+// Turn counts a turn of n bytes; it never waits.
+func (s *Scheduler) Turn(_ context.Context, n int) (func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Turns++
+	s.Bytes += n
+	s.held++
+	s.MostTurnsAtOnce = max(s.MostTurnsAtOnce, s.held)
+	return func() { s.mu.Lock(); s.held--; s.mu.Unlock() }, nil
+}
+
+// Counts returns the appends, turns and bytes counted so far, and the
+// turns held now.
+func (s *Scheduler) Counts() (appends, turns, bytes, held int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Appends, s.Turns, s.Bytes, s.held
+}

@@ -17,21 +17,22 @@ import (
 
 // benchOptions are pico bench's flags.
 type benchOptions struct {
-	duration    time.Duration
-	warmup      time.Duration // appended first, not counted
-	metrics     []string      // /metrics URLs of the nodes, for the cost
-	readers     int           // live readers a stream, checking every record
-	window      int           // appends in flight
-	batch       int           // records per append
-	streams     int
-	connections int // separate connection pools
-	recordSize  int
-	keep        bool
-	asJSON      bool
-	producer    bool    // through the Go client's Producer, one a stream
-	rate        float64 // records/s offered, open loop (0: closed loop)
-	output      string  // the CSV of the run second by second
-	plot        string  // the SVG of the run second by second
+	duration       time.Duration
+	warmup         time.Duration // appended first, not counted
+	metrics        []string      // /metrics URLs of the nodes, for the cost
+	readers        int           // live readers a stream, checking every record
+	catchUpReaders int           // readers replaying the streams from their start
+	window         int           // appends in flight
+	batch          int           // records per append
+	streams        int
+	connections    int // separate connection pools
+	recordSize     int
+	keep           bool
+	asJSON         bool
+	producer       bool    // through the Go client's Producer, one a stream
+	rate           float64 // records/s offered, open loop (0: closed loop)
+	output         string  // the CSV of the run second by second
+	plot           string  // the SVG of the run second by second
 }
 
 // A request stays within the server's default limits: 8 MiB of body, with
@@ -44,7 +45,7 @@ const (
 )
 
 func runBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--readers N] [--producer] [--rate N] [--output FILE.csv] [--plot FILE.svg] [--keep] [--json]")
+	cmd := newCommand("bench", "pico bench [-d DURATION] [--warmup DURATION] [-w N] [-b N] [--streams N] [--connections N] [--record-size BYTES] [--metrics URL,...] [--readers N] [--catchup-readers N] [--producer] [--rate N] [--output FILE.csv] [--plot FILE.svg] [--keep] [--json]")
 	cmd.notes = `Creates --streams streams named /bench/<pid>-<ms>-<i> and appends records of
 --record-size bytes to them for --warmup, uncounted, then for --duration
 (seconds, as in -d 60, or a duration, as in -d 1m30s), --window appends in
@@ -88,6 +89,11 @@ check every one (none missing, repeated, reordered or changed) and measure
 end-to-end latency, from the append's send to the record's arrival at a
 reader. After the writers stop, the run waits for the readers to read every
 acknowledged record, and fails if they do not or a check fails.
+
+With --catchup-readers N, N readers replay the streams while the writers
+run: each reads a stream from its start to its tail as fast as it can, then
+the next, and the summary gives the MiB/s they read. Beside the writers'
+latency, this shows what readers replaying history cost appends.
 `
 	o := benchOptions{}
 	o.duration = 15 * time.Second
@@ -108,6 +114,7 @@ acknowledged record, and fails if they do not or a check fails.
 	cmd.fs.BoolVar(&o.keep, "keep", false, "keep the streams afterwards")
 	cmd.fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
 	cmd.fs.IntVar(&o.readers, "readers", 0, "live readers a stream, checking every record and timing its delivery")
+	cmd.fs.IntVar(&o.catchUpReaders, "catchup-readers", 0, "readers replaying the streams from their start, as fast as they can, while the writers run")
 	cmd.fs.BoolVar(&o.producer, "producer", false, "append through one idempotent producer a stream (Pico)")
 	cmd.fs.Float64Var(&o.rate, "rate", 0, "records/s to offer, open loop (0: each writer sends its next append when the last is acknowledged)")
 	cmd.fs.StringVar(&o.output, "output", "", "write the run second by second to this CSV file")
@@ -158,8 +165,8 @@ func (o benchOptions) check() error {
 		return fmt.Errorf("--duration must be above 0 and --warmup 0 or more")
 	case o.rate < 0:
 		return fmt.Errorf("--rate must be 0 (closed loop) or more")
-	case o.readers < 0 || o.readers > 1000:
-		return fmt.Errorf("--readers must be from 0 to 1000")
+	case o.readers < 0 || o.readers > 1000 || o.catchUpReaders < 0 || o.catchUpReaders > 1000:
+		return fmt.Errorf("--readers and --catchup-readers must be from 0 to 1000")
 	case o.window < 1, o.batch < 1, o.streams < 1, o.connections < 1, o.recordSize < 1:
 		return fmt.Errorf("--window, --batch, --streams, --connections and --record-size must be 1 or more")
 	case o.batch > maxBenchBatch:
@@ -180,6 +187,7 @@ type bench struct {
 	records [][]byte
 	quoted  bool          // each record is a JSON string
 	readers *benchReaders // with --readers
+	catchUp *benchCatchUp // with --catchup-readers
 	ackedBy [][]uint64    // [stream][writer]: records acknowledged, with --readers
 }
 
@@ -228,6 +236,9 @@ func (b *bench) run(ctx context.Context, stderr io.Writer) (benchResult, error) 
 		for s := range b.ackedBy {
 			b.ackedBy[s] = make([]uint64, b.o.window)
 		}
+	}
+	if b.o.catchUpReaders > 0 {
+		b.catchUp = b.startCatchUp(ctx, from)
 	}
 	var wg sync.WaitGroup
 	for w := range b.o.window {
@@ -314,6 +325,12 @@ func (b *bench) finish(ctx context.Context, deadline time.Time, wg *sync.WaitGro
 		}
 	}
 	err := tally.firstErr
+	if cu := b.catchUp; cu != nil {
+		if cerr := cu.stop(); err == nil {
+			err = cerr
+		}
+		res.catchUp = cu
+	}
 	if rs := b.readers; rs != nil {
 		if rerr := rs.settle(b.ackedBy); err == nil {
 			err = rerr
@@ -516,6 +533,7 @@ type benchResult struct {
 	latency       *hdrhistogram.Histogram // µs per append
 	cost          *benchCost              // nil without --metrics
 	readers       *benchReaders           // nil without --readers
+	catchUp       *benchCatchUp           // nil without --catchup-readers
 }
 
 // benchSummary is the summary printed with --json.
@@ -547,6 +565,10 @@ type benchSummary struct {
 	Readers    int                `json:"readers,omitempty"`
 	Verified   int64              `json:"records_verified,omitempty"`
 	EndToEndMs map[string]float64 `json:"end_to_end_ms,omitempty"`
+	// With --catchup-readers: what they read, from the warmup's end until
+	// the writers were done.
+	CatchUpReaders   int     `json:"catchup_readers,omitempty"`
+	CatchUpMiBPerSec float64 `json:"catchup_mib_per_sec,omitempty"`
 	// Streams names the streams kept (--keep).
 	Streams []string `json:"streams,omitempty"`
 }
@@ -570,6 +592,10 @@ func (r benchResult) summary() benchSummary {
 	if r.readers != nil {
 		s.Readers = r.opts.readers
 		r.readers.summary(&s)
+	}
+	if r.catchUp != nil {
+		s.CatchUpReaders = r.opts.catchUpReaders
+		r.catchUp.summary(&s)
 	}
 	return s
 }
@@ -606,6 +632,9 @@ func (r benchResult) print(w io.Writer, asJSON bool) error {
 	if e := s.EndToEndMs; s.Readers > 0 {
 		fmt.Fprintf(&b, "end to end (ms, send to a reader): p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", e["p50"], e["p90"], e["p99"], e["p99.9"], e["max"])
 		fmt.Fprintf(&b, "integrity: %d records checked by %d reader(s) a stream\n", s.Verified, s.Readers)
+	}
+	if s.CatchUpReaders > 0 {
+		fmt.Fprintf(&b, "catch-up: %d reader(s) replaying the streams from their start read %.1f MiB/s\n", s.CatchUpReaders, s.CatchUpMiBPerSec)
 	}
 	if s.OfferedRecordsPerSec > 0 {
 		fmt.Fprintf(&b, "window: at most %d in flight; %d appends due before the deadline found it full and were never sent", s.InFlight, s.UnsentDue)

@@ -20,6 +20,8 @@ type benchSummary struct {
 	InFlight  int                `json:"in_flight"`
 	Warmup    int64              `json:"warmup_appends"`
 	Verified  int64              `json:"records_verified"`
+	CatchUp   int                `json:"catchup_readers"`
+	CatchUpMB float64            `json:"catchup_mib_per_sec"`
 	Cost      *struct {
 		Puts    float64 `json:"puts"`
 		WALPuts float64 `json:"wal_puts"`
@@ -28,7 +30,8 @@ type benchSummary struct {
 
 // TestCLIBench: pico bench appends through either protocol, reports what it
 // appended (every record it counts is in a stream, none more), and deletes
-// its streams unless told to keep them.
+// its streams unless told to keep them; its catch-up readers replay the
+// streams meanwhile.
 func TestCLIBench(t *testing.T) {
 	for _, tc := range []struct {
 		protocol string
@@ -46,7 +49,8 @@ func TestCLIBench(t *testing.T) {
 			n := startNode(t, nodeConfig{dataDir: t.TempDir(), flags: []string{"--protocol", tc.protocol}})
 			env := append(clientEnv(t, n.URL), "PICO_PROTOCOL="+tc.protocol)
 			run := runPico(t, env, "", "bench", "-d", "1", "--warmup", "200ms", "-w", "4", "-b", tc.batch, "--streams", "3",
-				"--connections", "2", "--record-size", "200", "--keep", "--json", "--metrics", n.AdminURL+"/metrics", "--readers", "1")
+				"--connections", "2", "--record-size", "200", "--keep", "--json", "--metrics", n.AdminURL+"/metrics", "--readers", "1",
+				"--catchup-readers", "2")
 			if run.code != 0 {
 				t.Fatalf("%s: exit %d\nstderr: %s", run.args, run.code, run.stderr)
 			}
@@ -58,6 +62,9 @@ func TestCLIBench(t *testing.T) {
 			if got.Appends == 0 || got.Records != got.Appends*batch || got.LatencyMs["p50"] <= 0 || len(got.Streams) != 3 ||
 				got.InFlight != 4 || got.Cost == nil || got.Cost.WALPuts == 0 || got.Cost.Puts < got.Cost.WALPuts {
 				t.Fatalf("%s: summary %+v", run.args, got)
+			}
+			if got.CatchUp != 2 || got.CatchUpMB <= 0 {
+				t.Fatalf("%s: %d catch-up readers read %.2f MiB/s", run.args, got.CatchUp, got.CatchUpMB)
 			}
 			var stored int64
 			for _, name := range got.Streams {

@@ -92,7 +92,11 @@ func pageBody(contentType string, records []domain.Record) []byte {
 	for _, r := range records {
 		n += len(r.Body)
 	}
-	out := make([]byte, 0, n)
+	return appendPageBody(make([]byte, 0, n), contentType, records)
+}
+
+// appendPageBody appends pageBody's bytes to out.
+func appendPageBody(out []byte, contentType string, records []domain.Record) []byte {
 	if !isJSON(contentType) {
 		for _, r := range records {
 			out = append(out, r.Body...)

@@ -137,6 +137,11 @@ func (s *server) writePage(c echo.Context, name string, res ports.ReadResult, cu
 	}
 	defer release()
 	contentType := contentTypeOf(res.Config)
+	if !res.UpToDate {
+		// A catch-up page is read once: encoded in a reused buffer.
+		return livehttp.WithPageBuffer(func(b []byte) []byte { return appendPageBody(b, contentType, res.Records) },
+			func(b []byte) error { return c.Blob(http.StatusOK, contentType, b) })
+	}
 	return c.Blob(http.StatusOK, contentType, s.pageBody(contentType, res))
 }
 

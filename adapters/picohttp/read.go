@@ -181,6 +181,11 @@ func (s *server) writePage(c echo.Context, name, format string, res ports.ReadRe
 		return err
 	}
 	defer release()
+	if !res.UpToDate && format != formatJSON {
+		// A catch-up page is read once: encoded in a reused buffer.
+		return livehttp.WithPageBuffer(func(b []byte) []byte { return appendPage(b, format, res) },
+			func(b []byte) error { return c.Blob(http.StatusOK, mediaTypeOf(format, res), b) })
+	}
 	body, mediaType := s.encodePage(format, res)
 	return c.Blob(http.StatusOK, mediaType, body)
 }
@@ -270,9 +275,20 @@ func concatBodies(records []domain.Record) []byte {
 	for _, r := range records {
 		n += len(r.Body)
 	}
-	out := make([]byte, 0, n)
+	return appendBodies(make([]byte, 0, n), records)
+}
+
+func appendBodies(b []byte, records []domain.Record) []byte {
 	for _, r := range records {
-		out = append(out, r.Body...)
+		b = append(b, r.Body...)
 	}
-	return out
+	return b
+}
+
+// appendPage appends a binary or raw page to b.
+func appendPage(b []byte, format string, res ports.ReadResult) []byte {
+	if format == formatBinary {
+		return picowire.AppendBatchResponse(b, res.From, res.Records)
+	}
+	return appendBodies(b, res.Records)
 }

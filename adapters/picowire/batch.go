@@ -87,11 +87,26 @@ func EncodeBatchResponse(records []SeqRecord) []byte {
 	b = append(b, batchVersion)
 	b = binary.BigEndian.AppendUint32(b, wireLen(len(records), math.MaxUint32))
 	for i := range records {
-		b = binary.BigEndian.AppendUint64(b, records[i].Seq)
-		b = binary.BigEndian.AppendUint64(b, uint64(records[i].TimestampMs))
-		b = appendBatchRecord(b, &records[i].Record)
+		b = appendResponseRecord(b, records[i].Seq, &records[i].Record)
 	}
 	return b
+}
+
+// AppendBatchResponse appends to b the binary read response of records,
+// the first at seq from: EncodeBatchResponse without a copy of the page.
+func AppendBatchResponse(b []byte, from uint64, records []domain.Record) []byte {
+	b = append(b, batchVersion)
+	b = binary.BigEndian.AppendUint32(b, wireLen(len(records), math.MaxUint32))
+	for i := range records {
+		b = appendResponseRecord(b, from+uint64(i), &records[i])
+	}
+	return b
+}
+
+func appendResponseRecord(b []byte, seq uint64, r *domain.Record) []byte {
+	b = binary.BigEndian.AppendUint64(b, seq)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.TimestampMs))
+	return appendBatchRecord(b, r)
 }
 
 // DecodeBatchResponse decodes a binary read response (used by clients). It

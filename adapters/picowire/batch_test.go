@@ -333,3 +333,14 @@ func readHexGolden(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestAppendBatchResponseIsTheEncoding: appending a page after other bytes
+// gives those bytes and then EncodeBatchResponse's encoding.
+func TestAppendBatchResponseIsTheEncoding(t *testing.T) {
+	recs := []domain.Record{{TimestampMs: 7, Key: []byte("k"), Body: []byte("one")}, {TimestampMs: 8, Body: []byte("two")}}
+	want := EncodeBatchResponse([]SeqRecord{{Seq: 41, Record: recs[0]}, {Seq: 42, Record: recs[1]}})
+	got := AppendBatchResponse([]byte("x"), 41, recs)
+	if !bytes.Equal(got, append([]byte("x"), want...)) {
+		t.Fatalf("AppendBatchResponse:\n got %x\nwant x%x", got, want)
+	}
+}

@@ -27,7 +27,7 @@ import (
 // 4 readers catching up on the big stream from offset 0 as fast as they
 // can (binary pages of up to 1 MiB, starting over at the end), or both;
 // with catch-up reads given no priority (--catchup-share 1) and at the
-// default share.
+// default share and at 0.5.
 // It reports the appends' p50/p99 and appends/s, the readers' MiB/s and
 // the node's garbage collections. Extra flags for pico serve come from
 // PICO_BENCH_SERVE_FLAGS (space-separated). Run it with -benchtime 1x.
@@ -44,7 +44,7 @@ func BenchmarkReadCrowding(b *testing.B) {
 	create(b, client, "crowd/big")
 	fill(b, client, "crowd/big", mib)
 	n.Stop(b, syscall.SIGTERM)
-	for _, share := range []string{"1", "0.4"} {
+	for _, share := range []string{"1", "0.5", "0.4"} {
 		for _, c := range []struct {
 			name             string
 			appends, readers bool

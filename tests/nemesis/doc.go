@@ -31,4 +31,7 @@
 // nemesis needs no root and no network namespaces; nodes never call each
 // other, so cutting a node from the database and the store is the
 // partition that matters. Clients are never cut from a node.
+//
+// Not covered: clients cut from a node mid-request (they see what a kill
+// shows), clock jumps on one node, and disk faults under SQLite.
 package nemesis

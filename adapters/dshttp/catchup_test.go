@@ -33,7 +33,7 @@ func TestCatchUpPagesWaitTheirTurn(t *testing.T) {
 	if rec := h.do(http.MethodGet, "/s?offset=-1&live=sse", nil); rec.Code != http.StatusOK {
 		t.Fatalf("SSE: %d", rec.Code)
 	}
-	if _, turns, _, held := sched.Counts(); turns < 3 || held != 0 {
-		t.Fatalf("an event stream from the start: %d turns in all, %d held", turns, held)
+	if _, turns, _, held := sched.Counts(); turns != 3 || held != 0 {
+		t.Fatalf("an event stream from the start: %d turns in all, %d held; want 3 (1 before), 0", turns, held)
 	}
 }

@@ -174,7 +174,6 @@ func (c *CatchUp) limit() int {
 type CatchUpStats struct {
 	Served, Waited int64 // turns given, and those that had to wait
 	Turns          int   // held now
-	Busy, Idle     int   // turns allowed with appends running and without
 }
 
 // Stats returns the counters.
@@ -182,5 +181,5 @@ func (c *CatchUp) Stats() CatchUpStats {
 	c.mu.Lock()
 	turns := c.turns
 	c.mu.Unlock()
-	return CatchUpStats{Served: c.served.Load(), Waited: c.waited.Load(), Turns: turns, Busy: c.busy, Idle: c.idle}
+	return CatchUpStats{Served: c.served.Load(), Waited: c.waited.Load(), Turns: turns}
 }

@@ -36,7 +36,7 @@ func TestCatchUpPagesWaitTheirTurn(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("SSE: %d", rec.Code)
 	}
-	if _, turns, _, held := sched.Counts(); turns < 3 || held != 0 {
-		t.Fatalf("an event stream from 0, one record a page: %d turns in all, %d held", turns, held)
+	if _, turns, _, held := sched.Counts(); turns != 4 || held != 0 {
+		t.Fatalf("an event stream from 0, one record a page: %d turns in all, %d held; want 4 (2 before), 0", turns, held)
 	}
 }

@@ -8,29 +8,26 @@ import (
 // Scheduler is a livehttp.Scheduler that counts what it is asked: the
 // appends counted as foreground, the catch-up turns taken and their bytes.
 type Scheduler struct {
-	mu                       sync.Mutex
-	Appends, Turns, Bytes    int
-	Running, MostTurnsAtOnce int // appends running now; turns held at once, at most
-	held                     int
+	mu                    sync.Mutex
+	appends, turns, bytes int
+	held                  int // turns taken and not yet released
 }
 
 // Foreground counts an append.
 func (s *Scheduler) Foreground() func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Appends++
-	s.Running++
-	return func() { s.mu.Lock(); s.Running--; s.mu.Unlock() }
+	s.appends++
+	return func() {}
 }
 
 // Turn counts a turn of n bytes; it never waits.
 func (s *Scheduler) Turn(_ context.Context, n int) (func(), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Turns++
-	s.Bytes += n
+	s.turns++
+	s.bytes += n
 	s.held++
-	s.MostTurnsAtOnce = max(s.MostTurnsAtOnce, s.held)
 	return func() { s.mu.Lock(); s.held--; s.mu.Unlock() }, nil
 }
 
@@ -39,5 +36,5 @@ func (s *Scheduler) Turn(_ context.Context, n int) (func(), error) {
 func (s *Scheduler) Counts() (appends, turns, bytes, held int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.Appends, s.Turns, s.Bytes, s.held
+	return s.appends, s.turns, s.bytes, s.held
 }

@@ -33,10 +33,17 @@ func transient(err error) bool {
 	}
 	var op *net.OpError
 	var timeout net.Error
-	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	return errors.As(err, &op) || closedIdle(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.As(err, &timeout) && timeout.Timeout()
 }
+
+// serverClosedIdle is net/http's error, unexported, for a kept-alive
+// connection the server closed just as a request was handed to it: the
+// server never read that request.
+const serverClosedIdle = "http: server closed idle connection"
+
+func closedIdle(err error) bool { return err != nil && err.Error() == serverClosedIdle }
 
 // backoff is the wait between retries: doubling from firstBackoff to max,
 // with jitter, and never shorter than what the server asked for.

@@ -28,6 +28,7 @@ func TestTransientTellsPassingFailuresFromLastingOnes(t *testing.T) {
 		{"reset mid-body", fmt.Errorf("GET /s: %w", syscall.ECONNRESET), true},
 		{"truncated body", fmt.Errorf("GET /s: %w", io.ErrUnexpectedEOF), true},
 		{"server closed", wrap(io.EOF), true},
+		{"server closed idle connection", wrap(errors.New("http: server closed idle connection")), true},
 		{"client timeout", wrap(context.DeadlineExceeded), true},
 		{"bad certificate", wrap(x509.UnknownAuthorityError{}), false},
 		{"redirect refused", wrap(errors.New("redirect from https to http://n: the credential is not sent in the clear")), false},

@@ -2,6 +2,8 @@ package streams
 
 import (
 	"context"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/picomq/pico/app/engine"
@@ -82,12 +84,19 @@ const fillReads = 16
 
 // fill tops a page up to the limits: one engine read stops at the end of a
 // data object, and a reader should not have to ask again just for that.
-// page.Confirmed keeps the tail the page first saw.
+// page.Confirmed keeps the tail the page first saw. Each read is cut to
+// the bytes left before it joins the page, so a page costs what it holds,
+// not the rest of the section it came from.
 func (s *Service) fill(ctx context.Context, h engine.Handle, page engine.ReadResult, count, maxBytes int) ([]domain.Record, error) {
-	recs, size := page.Records, bodyBytes(page.Records)
+	room := maxBytes
+	if room <= 0 {
+		room = math.MaxInt
+	}
+	n, size := fitBytes(page.Records, room, true)
+	recs, full := page.Records[:n], n < len(page.Records)
 	for range fillReads {
 		next := page.From + uint64(len(recs))
-		if len(recs) == 0 || len(recs) >= count || next >= page.Confirmed || (maxBytes > 0 && size >= maxBytes) {
+		if full || len(recs) == 0 || len(recs) >= count || next >= page.Confirmed || size >= room {
 			break
 		}
 		more, err := h.Read(ctx, next, count-len(recs))
@@ -97,20 +106,12 @@ func (s *Service) fill(ctx context.Context, h engine.Handle, page engine.ReadRes
 		if more.From != next || len(more.Records) == 0 {
 			break // trimmed meanwhile: stop at the gap
 		}
-		recs, size = append(recs, more.Records...), size+bodyBytes(more.Records)
-	}
-	if maxBytes > 0 {
-		recs = recs[:fitBytes(recs, maxBytes)]
+		n, grown := fitBytes(more.Records, room-size, false)
+		full = n < len(more.Records)
+		// Clipped: recs may be a cached section's records, never written.
+		recs, size = append(slices.Clip(recs), more.Records[:n]...), size+grown
 	}
 	return recs, nil
-}
-
-func bodyBytes(recs []domain.Record) int {
-	n := 0
-	for _, r := range recs {
-		n += len(r.Body)
-	}
-	return n
 }
 
 // Head returns a stream's info with live offsets; see ports.Streams.
@@ -181,17 +182,18 @@ func (s *Service) List(ctx context.Context, prefix, startAfter string, limit int
 	return page, ctx.Err()
 }
 
-// fitBytes returns how many records, at least one, fit in about max bytes.
-func fitBytes(recs []domain.Record, max int) int {
-	n, size := 0, 0
-	for n < len(recs) {
-		size += len(recs[n].Body)
-		if n > 0 && size > max {
+// fitBytes counts the records, from the first, whose bodies fit in room
+// bytes, and their size; with first, the first record counts even when it
+// alone is larger.
+func fitBytes(recs []domain.Record, room int, first bool) (n, size int) {
+	for _, r := range recs {
+		if size+len(r.Body) > room && (n > 0 || !first) {
 			break
 		}
+		size += len(r.Body)
 		n++
 	}
-	return n
+	return n, size
 }
 
 func (s *Service) sealed(id uint64) bool {

@@ -29,7 +29,7 @@ import (
 // with catch-up reads given no priority (--catchup-share 1) and at the
 // default share and at 0.5.
 // It reports the appends' p50/p99 and appends/s, the readers' MiB/s and
-// the node's garbage collections. Extra flags for pico serve come from
+// the node's garbage collections and block-cache misses. Extra flags for pico serve come from
 // PICO_BENCH_SERVE_FLAGS (space-separated). Run it with -benchtime 1x.
 func BenchmarkReadCrowding(b *testing.B) {
 	seconds, mib := envInt("PICO_BENCH_SECONDS", 10), envInt("PICO_BENCH_MIB", 200)
@@ -60,7 +60,7 @@ func BenchmarkReadCrowding(b *testing.B) {
 func crowd(b *testing.B, args []string, d time.Duration, appends, readers bool) {
 	n := picoproc.Serve(b, args...)
 	defer n.Stop(b, syscall.SIGTERM)
-	gc0 := gcCount(b, n)
+	m0 := metrics(b, n)
 	ctx, cancel := context.WithCancel(context.Background())
 	var read atomic.Int64
 	var wg sync.WaitGroup
@@ -89,8 +89,17 @@ func crowd(b *testing.B, args []string, d time.Duration, appends, readers bool) 
 	if readers {
 		b.ReportMetric(float64(read.Load())/(1<<20)/time.Since(start).Seconds(), "read-MiB/s")
 	}
-	b.ReportMetric(gcCount(b, n)-gc0, "gcs")
+	m1 := metrics(b, n)
+	b.ReportMetric(m1[gcs]-m0[gcs], "gcs")
+	b.ReportMetric(m1[cacheMisses]-m0[cacheMisses], "cache-misses")
 }
+
+// The node's metrics crowd reports: garbage collections and block-cache
+// misses (each one object-store GET).
+const (
+	gcs         = "go_gc_duration_seconds_count"
+	cacheMisses = `pico_cache_requests_total{cache="block",result="miss"}`
+)
 
 func create(b *testing.B, c *picoclient.Client, name string) {
 	if _, err := c.Create(context.Background(), name, picoclient.CreateOptions{}); err != nil {
@@ -139,13 +148,13 @@ func catchUp(ctx context.Context, b *testing.B, url string, read *atomic.Int64) 
 	}
 }
 
-// gcCount is the node's count of completed garbage collections.
-func gcCount(b *testing.B, n *picoproc.Process) float64 {
+// metrics scrapes the node's /metrics.
+func metrics(b *testing.B, n *picoproc.Process) map[string]float64 {
 	m, err := n.Metrics()
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m["go_gc_duration_seconds_count"]
+	return m
 }
 
 func envInt(name string, def int) int {

@@ -91,7 +91,7 @@ func (s *server) dataEvents(es *livehttp.EventStream, res ports.ReadResult) []by
 		return b
 	}
 	var id [20]byte
-	b := es.AppendEvent(nil, "data", string(strconv.AppendUint(id[:0], next, 10)), picowire.EncodeJSONRecords(seqRecords(res)))
+	b := es.AppendEvent(nil, "data", string(strconv.AppendUint(id[:0], next, 10)), picowire.AppendJSONRecords(nil, res.From, res.Records))
 	s.shared.Store(key, b)
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -181,7 +182,7 @@ func (s *server) writePage(c echo.Context, name, format string, res ports.ReadRe
 		return err
 	}
 	defer release()
-	if !res.UpToDate && format != formatJSON {
+	if !res.UpToDate {
 		// A catch-up page is read once: encoded in a reused buffer.
 		return livehttp.WithPageBuffer(func(b []byte) []byte { return appendPage(b, format, res) },
 			func(b []byte) error { return c.Blob(http.StatusOK, mediaTypeOf(format, res), b) })
@@ -237,14 +238,7 @@ func pageETag(name, format string, id, from, next uint64, closed bool) string {
 }
 
 func encodePage(format string, res ports.ReadResult) ([]byte, string) {
-	switch format {
-	case formatBinary:
-		return picowire.EncodeBatchResponse(seqRecords(res)), picowire.BatchContentType
-	case formatRaw:
-		return concatBodies(res.Records), mediaTypeOf(format, res)
-	default:
-		return picowire.EncodeJSONRecords(seqRecords(res)), echo.MIMEApplicationJSON
-	}
+	return appendPage(nil, format, res), mediaTypeOf(format, res)
 }
 
 // mediaTypeOf is the Content-Type of a page in format.
@@ -262,33 +256,26 @@ func mediaTypeOf(format string, res ports.ReadResult) string {
 	}
 }
 
-func seqRecords(res ports.ReadResult) []picowire.SeqRecord {
-	out := make([]picowire.SeqRecord, len(res.Records))
-	for i, r := range res.Records {
-		out[i] = picowire.SeqRecord{Seq: res.From + uint64(i), Record: r}
-	}
-	return out
-}
-
-func concatBodies(records []domain.Record) []byte {
+func appendBodies(b []byte, records []domain.Record) []byte {
 	n := 0
 	for _, r := range records {
 		n += len(r.Body)
 	}
-	return appendBodies(make([]byte, 0, n), records)
-}
-
-func appendBodies(b []byte, records []domain.Record) []byte {
+	b = slices.Grow(b, n)
 	for _, r := range records {
 		b = append(b, r.Body...)
 	}
 	return b
 }
 
-// appendPage appends a binary or raw page to b.
+// appendPage appends a page in format to b.
 func appendPage(b []byte, format string, res ports.ReadResult) []byte {
-	if format == formatBinary {
+	switch format {
+	case formatBinary:
 		return picowire.AppendBatchResponse(b, res.From, res.Records)
+	case formatRaw:
+		return appendBodies(b, res.Records)
+	default:
+		return picowire.AppendJSONRecords(b, res.From, res.Records)
 	}
-	return appendBodies(b, res.Records)
 }

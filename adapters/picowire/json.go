@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/picomq/pico/domain"
 )
@@ -97,10 +98,11 @@ func unknownMember[V any](object map[string]V, known []string) string {
 // one value of a name.
 func EncodeJSONBatch(records []domain.Record) []byte {
 	batch := jsonBatchOut{Records: make([]jsonRecordOut, len(records))}
+	bodies := make([]string, len(records))
 	for i := range records {
-		batch.Records[i] = newJSONRecordOut(&records[i])
+		batch.Records[i] = newJSONRecordOut(&records[i], &bodies[i])
 	}
-	return marshalJSON(batch)
+	return appendJSON(nil, batch)
 }
 
 // EncodeJSONRecords encodes a read page as a JSON array:
@@ -112,15 +114,28 @@ func EncodeJSONBatch(records []domain.Record) []byte {
 // _b64 member (standard base64) instead. Headers are as in EncodeJSONBatch.
 // An empty page is [].
 func EncodeJSONRecords(records []SeqRecord) []byte {
-	page := make([]jsonSeqRecordOut, len(records))
-	for i := range records {
-		page[i] = jsonSeqRecordOut{
-			Seq:           records[i].Seq,
-			Timestamp:     records[i].TimestampMs,
-			jsonRecordOut: newJSONRecordOut(&records[i].Record),
-		}
+	return appendJSON(nil, jsonPage(len(records), func(i int) (uint64, *domain.Record) {
+		return records[i].Seq, &records[i].Record
+	}))
+}
+
+// AppendJSONRecords appends to b the page EncodeJSONRecords writes for
+// records, the first of them at seq from.
+func AppendJSONRecords(b []byte, from uint64, records []domain.Record) []byte {
+	return appendJSON(b, jsonPage(len(records), func(i int) (uint64, *domain.Record) {
+		return from + uint64(i), &records[i]
+	}))
+}
+
+// jsonPage is the output shape of a page of n records, record(i) giving
+// the seq and record of the i-th.
+func jsonPage(n int, record func(i int) (uint64, *domain.Record)) []jsonSeqRecordOut {
+	page, bodies := make([]jsonSeqRecordOut, n), make([]string, n)
+	for i := range page {
+		seq, r := record(i)
+		page[i] = jsonSeqRecordOut{Seq: seq, Timestamp: r.TimestampMs, jsonRecordOut: newJSONRecordOut(r, &bodies[i])}
 	}
-	return marshalJSON(page)
+	return page
 }
 
 // DecodeJSONRecords decodes a JSON read page (used by clients). seq (an
@@ -370,7 +385,9 @@ type (
 	}
 )
 
-func newJSONRecordOut(r *domain.Record) jsonRecordOut {
+// newJSONRecordOut is r's output shape; a text body goes in *body, which
+// the caller provides so that a page's bodies take one allocation.
+func newJSONRecordOut(r *domain.Record, body *string) jsonRecordOut {
 	var out jsonRecordOut
 	for _, h := range r.Headers {
 		if _, taken := out.Headers[h.Key]; utf8.ValidString(h.Value) && !taken {
@@ -382,7 +399,14 @@ func newJSONRecordOut(r *domain.Record) jsonRecordOut {
 	if r.Key != nil {
 		out.Key, out.KeyB64 = textOrBase64(r.Key)
 	}
-	out.Body, out.BodyB64 = textOrBase64(r.Body)
+	if utf8.Valid(r.Body) {
+		// The string aliases the body, which nothing writes while the
+		// output is encoded: a page's bodies are not copied twice.
+		*body = unsafe.String(unsafe.SliceData(r.Body), len(r.Body))
+		out.Body = body
+	} else {
+		out.BodyB64 = new(base64.StdEncoding.EncodeToString(r.Body))
+	}
 	return out
 }
 
@@ -405,15 +429,25 @@ func textOrBase64(b []byte) (text, b64 *string) {
 	return nil, &s
 }
 
-// marshalJSON encodes v without HTML escaping: bodies are data, and <, >
-// and & written as \u003c and so on would only make them longer.
-func marshalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// appendJSON appends v's encoding to b, without HTML escaping: bodies are
+// data, and <, > and & written as \u003c and so on would only make them
+// longer.
+func appendJSON(b []byte, v any) []byte {
+	w := appendWriter{b}
+	enc := json.NewEncoder(&w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Only strings, integers and maps of strings reach here.
 		panic(fmt.Sprintf("picowire: encoding JSON: %v", err))
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return bytes.TrimSuffix(w.b, []byte("\n"))
+}
+
+// appendWriter appends what is written to b; json.Encoder writes a value
+// in one Write from its own reused buffer.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }

@@ -1,8 +1,10 @@
 package picowire
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,6 +238,25 @@ func TestJSONRecordsRoundTrip(t *testing.T) {
 		}
 		if again := EncodeJSONRecords(got); string(again) != string(b) {
 			t.Fatalf("re-encoding changed the JSON:\n got %s\nwant %s", again, b)
+		}
+	})
+}
+
+// TestAppendJSONRecordsIsTheEncoding: appending a page after other bytes
+// gives those bytes and then EncodeJSONRecords' encoding of the same
+// records at consecutive seqs.
+func TestAppendJSONRecordsIsTheEncoding(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		drawn := rapid.SliceOfN(seqRecordGen(), 0, 20).Draw(t, "records")
+		from := rapid.Uint64Range(0, 1<<40).Draw(t, "from")
+		prefix := rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "prefix")
+		recs, seqd := make([]domain.Record, len(drawn)), make([]SeqRecord, len(drawn))
+		for i, r := range drawn {
+			recs[i], seqd[i] = r.Record, SeqRecord{Seq: from + uint64(i), Record: r.Record}
+		}
+		got := AppendJSONRecords(slices.Clone(prefix), from, recs)
+		if want := append(slices.Clone(prefix), EncodeJSONRecords(seqd)...); !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSONRecords:\n got %q\nwant %q", got, want)
 		}
 	})
 }

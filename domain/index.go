@@ -11,7 +11,8 @@ import (
 // The view indexes two sets of streams that maintenance passes look for,
 // so that a pass visits what it may act on, not every stream: the node
 // processes whose WALs streams name (StreamsNamingWALs), each with the
-// number of namings, and the streams whose configuration can expire them
+// number of namings and how many of them are streams it owns open
+// (OpenStreamsOf), and the streams whose configuration can expire them
 // (StreamConfig.Expires). Both derive from the streams alone: every write
 // to s.streams goes through putStream or dropStream, snapshot decoding
 // rebuilds them, and CheckInvariants compares them with a full scan.
@@ -38,10 +39,10 @@ func (s *State) dropStream(id uint64) {
 func (s *State) reindex(old, st *Stream) {
 	if old == nil || st == nil || !sameWALs(old, st) {
 		if old != nil {
-			namingWALs(old, func(p Proposer) { s.wals = countWAL(s.wals, p, -1) })
+			namingWALs(old, func(p Proposer, owner bool) { s.wals = countWAL(s.wals, p, owner, -1) })
 		}
 		if st != nil {
-			namingWALs(st, func(p Proposer) { s.wals = countWAL(s.wals, p, +1) })
+			namingWALs(st, func(p Proposer, owner bool) { s.wals = countWAL(s.wals, p, owner, +1) })
 		}
 	}
 	if old != nil && st != nil && bytes.Equal(old.Meta, st.Meta) {
@@ -65,13 +66,14 @@ func streamID(old, st *Stream) uint64 {
 }
 
 // namingWALs calls fn for each node process whose WAL a takeover of st
-// would read, once per naming (a process may be named twice).
-func namingWALs(st *Stream, fn func(Proposer)) {
+// would read, once per naming (a process may be named twice), with owner
+// true for the process that has st open.
+func namingWALs(st *Stream, fn func(p Proposer, owner bool)) {
 	if st.Open {
-		fn(Proposer{Node: st.Owner, Epoch: st.OwnerEpoch})
+		fn(Proposer{Node: st.Owner, Epoch: st.OwnerEpoch}, true)
 	}
 	for _, p := range st.Unrecovered {
-		fn(p)
+		fn(p, false)
 	}
 }
 
@@ -131,10 +133,21 @@ func walProposer(k string) Proposer {
 	return Proposer{Node: NodeID(binary.BigEndian.Uint32([]byte(k[:4]))), Epoch: binary.BigEndian.Uint64([]byte(k[4:]))}
 }
 
-func countWAL(m pmap[string, uint32], p Proposer, delta int) pmap[string, uint32] {
+// walNamings counts the streams naming a process's WAL: all of them, and
+// those the process owns open.
+type walNamings struct{ all, open uint32 }
+
+func (n *walNamings) add(owner bool, delta int) {
+	n.all = uint32(int(n.all) + delta)
+	if owner {
+		n.open = uint32(int(n.open) + delta)
+	}
+}
+
+func countWAL(m pmap[string, walNamings], p Proposer, owner bool, delta int) pmap[string, walNamings] {
 	k := walKey(p)
 	n, _ := m.Get(k)
-	if n = uint32(int(n) + delta); n == 0 {
+	if n.add(owner, delta); n.all == 0 {
 		return m.Delete(k)
 	}
 	return m.Set(k, n)
@@ -144,7 +157,14 @@ func countWAL(m pmap[string, uint32], p Proposer, delta int) pmap[string, uint32
 // whose WAL some stream names (StreamsNamingWALs), with how many namings
 // it has, until fn returns false.
 func (s *State) NamedWALs(fn func(p Proposer, namings uint32) bool) {
-	s.wals.All(func(k string, n uint32) bool { return fn(walProposer(k), n) })
+	s.wals.All(func(k string, n walNamings) bool { return fn(walProposer(k), n.all) })
+}
+
+// OpenStreamsOf is the number of streams StreamsOf(p) visits, without
+// visiting them.
+func (s *State) OpenStreamsOf(p Proposer) int {
+	n, _ := s.wals.Get(walKey(p))
+	return int(n.open)
 }
 
 // ExpiringStreams calls fn for each stream whose configuration can expire
@@ -157,17 +177,21 @@ func (s *State) ExpiringStreams(fn func(*Stream) bool) {
 }
 
 // indexesOf builds the indexes of streams from scratch.
-func indexesOf(streams pmap[uint64, *Stream]) (wals pmap[string, uint32], expiring pmap[uint64, struct{}]) {
-	counts := map[Proposer]uint32{}
+func indexesOf(streams pmap[uint64, *Stream]) (wals pmap[string, walNamings], expiring pmap[uint64, struct{}]) {
+	counts := map[Proposer]walNamings{}
 	var b pmapBuilder[uint64, struct{}]
 	streams.All(func(id uint64, st *Stream) bool {
-		namingWALs(st, func(p Proposer) { counts[p]++ })
+		namingWALs(st, func(p Proposer, owner bool) {
+			n := counts[p]
+			n.add(owner, 1)
+			counts[p] = n
+		})
 		if expires(st.Meta) {
 			b.add(id, struct{}{})
 		}
 		return true
 	})
-	var w pmapBuilder[string, uint32]
+	var w pmapBuilder[string, walNamings]
 	keys := make([]string, 0, len(counts))
 	for p := range counts {
 		keys = append(keys, walKey(p))

@@ -176,6 +176,11 @@ func TestIndexViolations(t *testing.T) {
 	if want := map[Proposer]uint32{p1: 4}; !maps.Equal(named, want) {
 		t.Fatalf("named WALs %v, want %v", named, want)
 	}
+	owned := 0
+	base.StreamsOf(p1, func(*Stream) bool { owned++; return true })
+	if got := base.OpenStreamsOf(p1); got != owned || owned == 0 {
+		t.Fatalf("OpenStreamsOf %d, StreamsOf visits %d", got, owned)
+	}
 	tests := []struct {
 		name  string
 		spoil func(*State)
@@ -183,8 +188,9 @@ func TestIndexViolations(t *testing.T) {
 		{"expiring stream missing", func(s *State) { s.expiring = s.expiring.Delete(3) }},
 		{"stream that cannot expire listed", func(s *State) { s.expiring = s.expiring.Set(4, struct{}{}) }},
 		{"unknown stream listed", func(s *State) { s.expiring = s.expiring.Set(9, struct{}{}) }},
-		{"WAL count", func(s *State) { s.wals = countWAL(s.wals, p1, -1) }},
-		{"WAL nobody names", func(s *State) { s.wals = countWAL(s.wals, Proposer{Node: 2, Epoch: 1}, +1) }},
+		{"WAL count", func(s *State) { s.wals = countWAL(s.wals, p1, false, -1) }},
+		{"open count", func(s *State) { s.wals = countWAL(countWAL(s.wals, p1, true, -1), p1, false, +1) }},
+		{"WAL nobody names", func(s *State) { s.wals = countWAL(s.wals, Proposer{Node: 2, Epoch: 1}, true, +1) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,8 +153,8 @@ type State struct {
 	kv           pmap[string, KVEntry]
 
 	// Indexes of streams, derived from them (index.go).
-	wals     pmap[string, uint32]   // walKey of a process -> its namings
-	expiring pmap[uint64, struct{}] // streams StreamConfig.Expires
+	wals     pmap[string, walNamings] // walKey of a process -> its namings
+	expiring pmap[uint64, struct{}]   // streams StreamConfig.Expires
 }
 
 // NewState returns the empty initial state.

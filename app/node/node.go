@@ -106,7 +106,6 @@ type Node struct {
 	// transfers counts the transfers asked of this node (Transfer) by
 	// outcome: [0] recorded, [1] refused or failed.
 	transfers [2]atomic.Int64
-	written   writtenCount
 	memory    memoryReturn
 	plane     *meta.Plane
 	lease     *meta.LeaseKeeper
@@ -432,28 +431,6 @@ type Stats struct {
 	DeadWALTakeovers int64
 }
 
-// writtenCount counts the streams a process writes, once per applied
-// row: a scrape of an idle node walks no view.
-type writtenCount struct {
-	mu    sync.Mutex
-	index uint64
-	n     int
-	valid bool
-}
-
-func (w *writtenCount) count(v *domain.State, p domain.Proposer) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.valid || w.index != v.Index {
-		w.n, w.index, w.valid = 0, v.Index, true
-		v.StreamsOf(p, func(*domain.Stream) bool {
-			w.n++
-			return true
-		})
-	}
-	return w.n
-}
-
 // Stats reads this process's counters and gauges.
 func (n *Node) Stats() Stats {
 	v := n.plane.View()
@@ -466,7 +443,7 @@ func (n *Node) Stats() Stats {
 		s.WALPuts, s.WALSubmissions, s.WALPutTime, s.WALBuffered = w.Puts, w.Submissions, w.PutTime, w.Buffered
 	}
 	if n.engine != nil {
-		s.StreamsWritten, s.StreamsInMemory = n.written.count(&v, n.Proposer()), n.engine.LocalCount()
+		s.StreamsWritten, s.StreamsInMemory = v.OpenStreamsOf(n.Proposer()), n.engine.LocalCount()
 		s.DeadWALTakeovers = n.engine.DeadWALTakeovers()
 		s.BlockCache = n.engine.BlockCache()
 		s.GarbageDestroyed = n.engine.Destroyed()

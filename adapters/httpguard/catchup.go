@@ -13,7 +13,7 @@ import (
 // CatchUpLimits configure a CatchUp.
 type CatchUpLimits struct {
 	// Share is the part of the node's CPUs that catch-up pages may hold
-	// while appends run (default 0.4). Below one CPU, one page at a time
+	// while appends run (default 0.45). Below one CPU, one page at a time
 	// is served for that part of the time. 1 gives appends no priority.
 	Share float64
 	// BytesPerSecond bounds the catch-up bytes served per second, appends
@@ -25,7 +25,7 @@ type CatchUpLimits struct {
 
 // Defaults of CatchUpLimits and of the turns.
 const (
-	DefaultCatchUpShare = 0.4
+	DefaultCatchUpShare = 0.45
 	// foregroundLinger keeps appends counted as running for a while after
 	// the last one ends: a closed-loop client sends its next append only
 	// after its acknowledgement.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,11 +27,13 @@ import (
 // 16 closed-loop appenders of one 1 KiB record on streams of their own,
 // 4 readers catching up on the big stream from offset 0 as fast as they
 // can (binary pages of up to 1 MiB, starting over at the end), or both;
-// with catch-up reads given no priority (--catchup-share 1) and at the
-// default share and at 0.5.
+// with catch-up reads given no priority (--catchup-share 1) and at shares
+// 0.5 and 0.45 (the default), or at the shares in PICO_BENCH_SHARES
+// (space-separated).
 // It reports the appends' p50/p99 and appends/s, the readers' MiB/s and
-// the node's garbage collections and block-cache misses. Extra flags for pico serve come from
-// PICO_BENCH_SERVE_FLAGS (space-separated). Run it with -benchtime 1x.
+// the node's garbage collections and block-cache misses. Extra flags for
+// pico serve come from PICO_BENCH_SERVE_FLAGS (space-separated). Run it
+// with -benchtime 1x.
 func BenchmarkReadCrowding(b *testing.B) {
 	seconds, mib := envInt("PICO_BENCH_SECONDS", 10), envInt("PICO_BENCH_MIB", 200)
 	dir, store := b.TempDir(), s3test.URL(b)
@@ -44,7 +47,7 @@ func BenchmarkReadCrowding(b *testing.B) {
 	create(b, client, "crowd/big")
 	fill(b, client, "crowd/big", mib)
 	n.Stop(b, syscall.SIGTERM)
-	for _, share := range []string{"1", "0.5", "0.4"} {
+	for _, share := range shares() {
 		for _, c := range []struct {
 			name             string
 			appends, readers bool
@@ -162,6 +165,15 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// shares are the --catchup-share values crowd runs at: PICO_BENCH_SHARES
+// (space-separated), or no priority, 0.5 and the default 0.45.
+func shares() []string {
+	if s := strings.Fields(os.Getenv("PICO_BENCH_SHARES")); len(s) > 0 {
+		return s
+	}
+	return []string{"1", "0.5", "0.45"}
 }
 
 func serveFlags() []string {
